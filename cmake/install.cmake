@@ -1,0 +1,25 @@
+# Installation: headers, liballoy.so, alloy.pc for pkg-config, and a CMake package giving Alloy::alloy.
+include(CMakePackageConfigHelpers)
+
+install(TARGETS alloy EXPORT AlloyTargets
+  LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
+  ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
+  RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR}
+  INCLUDES DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
+install(FILES include/alloy.h DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
+install(EXPORT AlloyTargets NAMESPACE Alloy:: DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/Alloy)
+
+configure_package_config_file(cmake/AlloyConfig.cmake.in ${CMAKE_CURRENT_BINARY_DIR}/AlloyConfig.cmake
+  INSTALL_DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/Alloy)
+write_basic_package_version_file(${CMAKE_CURRENT_BINARY_DIR}/AlloyConfigVersion.cmake
+  COMPATIBILITY SameMinorVersion)
+install(FILES ${CMAKE_CURRENT_BINARY_DIR}/AlloyConfig.cmake ${CMAKE_CURRENT_BINARY_DIR}/AlloyConfigVersion.cmake
+  DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/Alloy)
+
+# alloy.h includes cuda_runtime.h and mpi.h: the pkg-config file carries the CUDA include path and
+# runtime library; MPI's flags come from the mpicc/mpifort wrapper the user compiles with.
+set(ALLOY_PC_CUDA_INCLUDE "${CUDAToolkit_INCLUDE_DIRS}")
+list(GET ALLOY_PC_CUDA_INCLUDE 0 ALLOY_PC_CUDA_INCLUDE)
+set(ALLOY_PC_CUDA_LIBDIR "${CUDAToolkit_LIBRARY_DIR}")
+configure_file(cmake/alloy.pc.in ${CMAKE_CURRENT_BINARY_DIR}/alloy.pc @ONLY)
+install(FILES ${CMAKE_CURRENT_BINARY_DIR}/alloy.pc DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)

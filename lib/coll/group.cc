@@ -1,0 +1,115 @@
+// alloySend, alloyRecv and groups. Outside a group each call is its own launch; inside one, calls are
+// queued per thread and alloyGroupEnd turns each communicator's queue into one fused launch, so any
+// pattern of sends and receives a correct program posts completes without deadlock.
+#include <vector>
+
+#include "arguments.h"
+#include "comm.h"
+#include "datatype.h"
+#include "error.h"
+#include "p2p_plan.h"
+
+namespace {
+
+using namespace alloy;
+
+struct PendingP2p {
+  alloyComm_t comm;
+  cudaStream_t stream;
+  bool isSend;
+  int peer;
+  void* buffer;
+  size_t bytes;
+};
+
+struct GroupState {
+  int depth = 0;
+  std::vector<PendingP2p> pending;
+  // The first error inside the group: alloyGroupEnd returns it and enqueues nothing.
+  alloyResult_t error = alloySuccess;
+  std::string errorMessage;
+};
+
+thread_local GroupState group;
+
+alloyResult_t launchPending(const std::vector<PendingP2p>& ops) {
+  std::vector<bool> done(ops.size(), false);
+  for (size_t first = 0; first < ops.size(); ++first) {
+    if (done[first]) continue;
+    const alloyComm_t comm = ops[first].comm;
+    const cudaStream_t stream = ops[first].stream;
+    P2pPlan plan(comm);
+    for (size_t i = first; i < ops.size(); ++i) {
+      if (ops[i].comm != comm) continue;
+      if (ops[i].stream != stream)
+        return fail(alloyInvalidUsage, "alloyGroupEnd: operations on one communicator in a group must use one "
+                    "stream (rank %d used two)", comm->rank);
+      if (ops[i].isSend) plan.addSend(ops[i].peer, ops[i].buffer, ops[i].bytes);
+      else plan.addRecv(ops[i].peer, ops[i].buffer, ops[i].bytes);
+      done[i] = true;
+    }
+    ALLOY_TRY(plan.launch(stream, "alloyGroupEnd"));
+  }
+  return alloySuccess;
+}
+
+alloyResult_t enqueueP2p(bool isSend, const void* buffer, size_t count, alloyDataType_t datatype, int peer,
+                         alloyComm_t comm, cudaStream_t stream) {
+  const char* fn = isSend ? "alloySend" : "alloyRecv";
+  alloyResult_t result = checkGpuComm(comm, fn);
+  size_t bytes = 0;
+  if (result == alloySuccess) result = checkDataType(datatype, fn);
+  if (result == alloySuccess) result = checkPeer(comm, peer, fn, "peer");
+  if (result == alloySuccess) result = checkedBytes(count, dataTypeSize(datatype), fn, "count", &bytes);
+  if (result == alloySuccess)
+    result = checkDeviceBuffer(comm, buffer, bytes, fn, isSend ? "sendbuff" : "recvbuff");
+  PendingP2p op{comm, stream, isSend, peer, const_cast<void*>(buffer), bytes};
+  if (group.depth == 0) {
+    ALLOY_TRY(result);
+    return launchPending({op});
+  }
+  if (result != alloySuccess) {
+    if (group.error == alloySuccess) {
+      group.error = result;
+      group.errorMessage = lastError();
+    }
+    return result;
+  }
+  group.pending.push_back(op);
+  return alloySuccess;
+}
+
+}  // namespace
+
+extern "C" {
+
+ALLOY_API alloyResult_t alloySend(const void* sendbuff, size_t count, alloyDataType_t datatype, int peer,
+                                  alloyComm_t comm, cudaStream_t stream) {
+  return enqueueP2p(true, sendbuff, count, datatype, peer, comm, stream);
+}
+
+ALLOY_API alloyResult_t alloyRecv(void* recvbuff, size_t count, alloyDataType_t datatype, int peer,
+                                  alloyComm_t comm, cudaStream_t stream) {
+  return enqueueP2p(false, recvbuff, count, datatype, peer, comm, stream);
+}
+
+ALLOY_API alloyResult_t alloyGroupStart(void) {
+  ++group.depth;
+  return alloySuccess;
+}
+
+ALLOY_API alloyResult_t alloyGroupEnd(void) {
+  if (group.depth == 0)
+    return fail(alloyInvalidUsage, "alloyGroupEnd: no group is open on this thread (call alloyGroupStart first)");
+  if (--group.depth > 0) return alloySuccess;
+  std::vector<PendingP2p> ops;
+  ops.swap(group.pending);
+  const alloyResult_t error = group.error;
+  group.error = alloySuccess;
+  if (error != alloySuccess)
+    return fail(error, "alloyGroupEnd: nothing was enqueued because an operation in the group failed: %s",
+                group.errorMessage.c_str());
+  return launchPending(ops);
+}
+
+}  // extern "C"

@@ -1,0 +1,49 @@
+// The communicator object behind alloyComm_t.
+#pragma once
+
+#include <mpi.h>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "alloy.h"
+#include "endpoint.h"
+#include "exchange.h"
+#include "topology.h"
+
+namespace alloy {
+class IpcTransport;
+}
+
+struct alloyComm {
+  MPI_Comm mpiComm = MPI_COMM_NULL;  // private duplicate of the caller's communicator
+  int rank = 0;
+  int nranks = 0;
+  int cudaDevice = -1;               // -1: host-only communicator (no CUDA device on this machine)
+  long long timeoutMs = 0;
+  alloy::BootstrapPath bootstrapPath = alloy::BootstrapPath::Mpi;
+  std::vector<alloy::EndpointBlob> blobs;  // every rank's endpoint blob, by communicator rank
+  alloy::LocalTopology topology;
+  // Intra-node GPU transport; null on a host-only communicator, or when the GPUs cannot reach each
+  // other (gpuUnavailableReason then says why).
+  std::unique_ptr<alloy::IpcTransport> ipc;
+  std::string gpuUnavailableReason;
+
+  alloyComm();
+  ~alloyComm();
+  alloyComm(const alloyComm&) = delete;
+  alloyComm& operator=(const alloyComm&) = delete;
+};
+
+namespace alloy {
+
+// Checks the common arguments of a GPU operation (comm valid, GPU engine usable, stream) and makes the
+// communicator's device current. name is the API function, for messages.
+alloyResult_t checkGpuComm(alloyComm_t comm, const char* name);
+
+// Host identity, the CUDA device choice, and the peers' blobs, for tests that verify the exchange.
+const alloy::EndpointBlob& commPeerBlob(alloyComm_t comm, int peer);
+BootstrapPath commBootstrapPath(alloyComm_t comm);
+
+}  // namespace alloy

@@ -1,0 +1,167 @@
+// alloyCommCreateFromMPI: argument checks agreed by every rank, endpoint exchange, topology, and the
+// intra-node transport. See docs/architecture.md for the data flow.
+#include <cstring>
+
+#include "comm.h"
+#include "device_guard.h"
+#include "device_select.h"
+#include "env.h"
+#include "error.h"
+#include "ipc_transport.h"
+#include "log.h"
+
+namespace alloy {
+namespace {
+
+constexpr long long kDefaultTimeoutMs = 300000;
+
+// The sizes of alloyConfig_t that some release has shipped; a caller compiled against any of them is
+// served. There is one so far.
+bool knownConfigSize(size_t size) { return size == sizeof(alloyConfig_t); }
+
+alloyResult_t checkLocalArguments(const alloyConfig_t* config, alloyComm_t* comm,
+                                  alloyConfig_t* effective) {
+  if (comm == nullptr) return fail(alloyInvalidArgument, "comm: expected a non-NULL alloyComm_t* to receive the communicator");
+  *effective = ALLOY_CONFIG_INITIALIZER;
+  if (config != nullptr) {
+    if (!knownConfigSize(config->size))
+      return fail(alloyInvalidArgument,
+                  "config->size: %zu is not a size of alloyConfig_t this library knows (expected %zu); "
+                  "initialise the structure with ALLOY_CONFIG_INITIALIZER",
+                  config->size, sizeof(alloyConfig_t));
+    if (config->magic != ALLOY_CONFIG_MAGIC)
+      return fail(alloyInvalidArgument,
+                  "config->magic: 0x%x is not ALLOY_CONFIG_MAGIC; initialise the structure with "
+                  "ALLOY_CONFIG_INITIALIZER", config->magic);
+    if (config->timeoutMs < 0)
+      return fail(alloyInvalidArgument, "config->timeoutMs: %d is negative; expected 0 (default) or milliseconds",
+                  config->timeoutMs);
+    std::memcpy(effective, config, sizeof(alloyConfig_t));
+  }
+  return selectCudaDevice(effective->cudaDevice, &effective->cudaDevice);
+}
+
+// Every rank learns whether all ranks succeeded. A failing rank keeps its own message; the others
+// report which rank failed, so no rank goes on into a collective step that a peer skipped.
+alloyResult_t agree(MPI_Comm comm, alloyResult_t mine, const char* step) {
+  int rank = 0, nranks = 0;
+  MPI_Comm_rank(comm, &rank);
+  MPI_Comm_size(comm, &nranks);
+  int vote = mine == alloySuccess ? nranks : rank, lowest = nranks;
+  if (MPI_Allreduce(&vote, &lowest, 1, MPI_INT, MPI_MIN, comm) != MPI_SUCCESS)
+    return fail(alloyInternalError, "MPI_Allreduce failed while agreeing on %s", step);
+  if (mine != alloySuccess) return mine;
+  if (lowest != nranks) return fail(alloyRemoteError, "rank %d failed during %s", lowest, step);
+  return alloySuccess;
+}
+
+alloyResult_t fillGpuIdentity(int device, EndpointBlob* blob) {
+  blob->cudaDevice = device;
+  if (device < 0) return alloySuccess;
+  cudaDeviceProp prop;
+  ALLOY_CUDA_TRY(cudaGetDeviceProperties(&prop, device));
+  static_assert(sizeof(prop.uuid.bytes) == sizeof(blob->gpuUuid), "CUDA UUID size");
+  std::memcpy(blob->gpuUuid, prop.uuid.bytes, sizeof(blob->gpuUuid));
+  return alloySuccess;
+}
+
+// Sets up the GPU engine. A failure here leaves a working host-side communicator whose GPU operations
+// report the reason; every rank agrees so that no rank launches kernels that wait for a peer that can't.
+void connectGpu(alloyComm* comm, std::unique_ptr<IpcTransport> prepared, alloyResult_t prepareResult,
+                std::string reason) {
+  alloyResult_t result = prepareResult;
+  if (result == alloySuccess && comm->topology.localSize != comm->nranks) {
+    result = fail(alloyNotSupported, "the communicator spans several hosts and the inter-node transport is "
+                  "not implemented yet");
+    reason = lastError();
+  }
+  if (result == alloySuccess) {
+    result = prepared->connect(comm->blobs, comm->rank);
+    if (result != alloySuccess) reason = lastError();
+  }
+  result = agree(comm->mpiComm, result, "GPU transport set-up");
+  if (result == alloySuccess) {
+    comm->ipc = std::move(prepared);
+    return;
+  }
+  comm->gpuUnavailableReason = reason.empty() ? lastError() : reason;
+  // Expected on a machine without a GPU; worth a warning only where a GPU is present.
+  (comm->cudaDevice < 0 ? logInfo : logWarn)("rank %d: GPU operations disabled on this communicator: %s",
+                                            comm->rank, comm->gpuUnavailableReason.c_str());
+  clearLastError();
+}
+
+alloyResult_t build(alloyComm* comm, const alloyConfig_t& config) {
+  comm->cudaDevice = config.cudaDevice;
+  comm->timeoutMs = config.timeoutMs > 0 ? config.timeoutMs : envInt("ALLOY_TIMEOUT_MS", kDefaultTimeoutMs);
+
+  EndpointBlob mine;
+  fillHostIdentity(&mine);
+  std::unique_ptr<IpcTransport> transport;
+  alloyResult_t prepared = alloyInvalidUsage;
+  std::string unpreparedReason = "this rank has no CUDA device (host-only communicator)";
+  if (comm->cudaDevice >= 0) {
+    DeviceGuard guard(comm->cudaDevice);
+    ALLOY_TRY(agree(comm->mpiComm, fillGpuIdentity(comm->cudaDevice, &mine), "GPU identification"));
+    prepared = IpcTransport::prepare(comm->cudaDevice, comm->nranks, comm->timeoutMs, &mine, &transport);
+    unpreparedReason = prepared == alloySuccess ? "" : lastError();
+  } else {
+    ALLOY_TRY(agree(comm->mpiComm, alloySuccess, "GPU identification"));
+  }
+
+  std::vector<uint8_t> all;
+  ALLOY_TRY(exchangeEndpoints(comm->mpiComm, &mine, sizeof(mine), &all, &comm->bootstrapPath));
+  comm->blobs.resize(comm->nranks);
+  std::memcpy(comm->blobs.data(), all.data(), all.size());
+  for (int r = 0; r < comm->nranks; ++r) {
+    if (comm->blobs[r].magic != kEndpointMagic || comm->blobs[r].version != kEndpointVersion)
+      return fail(alloyRemoteError, "rank %d sent an endpoint blob of another Alloy version", r);
+  }
+  comm->topology = computeLocalTopology(comm->blobs, comm->rank);
+  logInfo("rank %d/%d: endpoints exchanged over %s; local rank %d of %d; CUDA device %d", comm->rank,
+          comm->nranks, bootstrapPathName(comm->bootstrapPath), comm->topology.localRank,
+          comm->topology.localSize, comm->cudaDevice);
+
+  DeviceGuard guard(comm->cudaDevice);
+  connectGpu(comm, std::move(transport), prepared, unpreparedReason);
+  return alloySuccess;
+}
+
+}  // namespace
+}  // namespace alloy
+
+extern "C" ALLOY_API alloyResult_t alloyCommCreateFromMPI(MPI_Comm mpiComm, const alloyConfig_t* config,
+                                                          alloyComm_t* comm) {
+  using namespace alloy;
+  clearLastError();
+  int initialized = 0, finalized = 0;
+  MPI_Initialized(&initialized);
+  MPI_Finalized(&finalized);
+  if (!initialized || finalized)
+    return fail(alloyInvalidUsage, "MPI is %s: alloyCommCreateFromMPI needs MPI between MPI_Init and MPI_Finalize",
+                finalized ? "already finalized" : "not initialised");
+  if (mpiComm == MPI_COMM_NULL)
+    return fail(alloyInvalidArgument, "mpiComm: MPI_COMM_NULL; expected an intra-communicator");
+  int inter = 0;
+  if (MPI_Comm_test_inter(mpiComm, &inter) != MPI_SUCCESS)
+    return fail(alloyInvalidArgument, "mpiComm: not a valid MPI communicator");
+  if (inter)
+    return fail(alloyInvalidArgument, "mpiComm: an inter-communicator; expected an intra-communicator");
+
+  auto created = std::make_unique<alloyComm>();
+  // Our own duplicate: internal traffic never mixes with the caller's, and errors on it return codes
+  // instead of invoking the caller's error handler.
+  if (MPI_Comm_dup(mpiComm, &created->mpiComm) != MPI_SUCCESS)
+    return fail(alloyInternalError, "MPI_Comm_dup of mpiComm failed");
+  MPI_Comm_set_errhandler(created->mpiComm, MPI_ERRORS_RETURN);
+  MPI_Comm_rank(created->mpiComm, &created->rank);
+  MPI_Comm_size(created->mpiComm, &created->nranks);
+
+  alloyConfig_t effective;
+  alloyResult_t result = checkLocalArguments(config, comm, &effective);
+  result = agree(created->mpiComm, result, "argument checks");
+  if (result == alloySuccess) result = build(created.get(), effective);
+  if (result != alloySuccess) return result;  // ~alloyComm frees whatever was built
+  *comm = created.release();
+  return alloySuccess;
+}

@@ -1,0 +1,41 @@
+// The endpoint blob: what one rank tells every peer about itself when a communicator is created.
+// It is plain bytes with a fixed layout (no pointers), so that it can travel through PMIx or MPI
+// unchanged and be compared byte for byte.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <cstdint>
+
+namespace alloy {
+
+constexpr uint32_t kEndpointMagic = 0xa1103b10u;
+constexpr uint32_t kEndpointVersion = 1;
+constexpr int kHostNameBytes = 64;
+constexpr int kNetAddressBytes = 256;
+
+struct EndpointBlob {
+  uint32_t magic;
+  uint32_t version;
+  // Host identity: ranks with equal hostHash share a machine (and so can use CUDA IPC).
+  uint64_t hostHash;
+  char hostName[kHostNameBytes];
+  int32_t pid;
+  // -1 on a host-only communicator (no CUDA device on this machine).
+  int32_t cudaDevice;
+  uint8_t gpuUuid[16];
+  // Intra-node transport: the workspace peers write into and the signal words they synchronise on.
+  int32_t hasIpc;
+  int32_t reserved;
+  uint64_t workspaceBytes;
+  cudaIpcMemHandle_t workspaceHandle;
+  cudaIpcMemHandle_t signalHandle;
+  // Inter-node transport address (opaque to the bootstrap); netAddressBytes may be 0.
+  uint32_t netAddressBytes;
+  uint8_t netAddress[kNetAddressBytes];
+};
+
+// Fills the host identity fields (magic, version, hostHash, hostName, pid) and zeroes the rest.
+void fillHostIdentity(EndpointBlob* blob);
+
+}  // namespace alloy

@@ -1,0 +1,52 @@
+#include "topology.h"
+
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstring>
+
+namespace alloy {
+namespace {
+
+// FNV-1a: a stable hash of the host identity that does not depend on the C++ library.
+uint64_t fnv1a(const char* data, size_t size, uint64_t hash) {
+  for (size_t i = 0; i < size; ++i) {
+    hash ^= static_cast<unsigned char>(data[i]);
+    hash *= 1099511628211ull;
+  }
+  return hash;
+}
+
+}  // namespace
+
+void fillHostIdentity(EndpointBlob* blob) {
+  std::memset(blob, 0, sizeof(*blob));
+  blob->magic = kEndpointMagic;
+  blob->version = kEndpointVersion;
+  gethostname(blob->hostName, kHostNameBytes - 1);
+  // Host names can repeat across containers; the kernel's boot id tells machines apart as well.
+  char bootId[64] = "";
+  if (FILE* f = std::fopen("/proc/sys/kernel/random/boot_id", "r")) {
+    if (std::fgets(bootId, sizeof(bootId), f) == nullptr) bootId[0] = '\0';
+    std::fclose(f);
+  }
+  uint64_t hash = fnv1a(blob->hostName, std::strlen(blob->hostName), 14695981039346656037ull);
+  blob->hostHash = fnv1a(bootId, std::strlen(bootId), hash);
+  blob->pid = static_cast<int32_t>(getpid());
+  blob->cudaDevice = -1;
+}
+
+LocalTopology computeLocalTopology(const std::vector<EndpointBlob>& blobs, int myRank) {
+  LocalTopology topo;
+  topo.localPeers.clear();
+  const uint64_t myHost = blobs[myRank].hostHash;
+  for (int r = 0; r < static_cast<int>(blobs.size()); ++r) {
+    if (blobs[r].hostHash != myHost) continue;
+    if (r == myRank) topo.localRank = static_cast<int>(topo.localPeers.size());
+    topo.localPeers.push_back(r);
+  }
+  topo.localSize = static_cast<int>(topo.localPeers.size());
+  return topo;
+}
+
+}  // namespace alloy

@@ -1,0 +1,64 @@
+// What a kernel knows about its communicator: plain pointers into this rank's and its peers' memory,
+// passed by value as a kernel argument. Shared by host code (which fills it) and device code.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+// Functions both host code (g++) and device code (nvcc) call.
+#ifdef __CUDACC__
+#define ALLOY_HOST_DEVICE __host__ __device__
+#else
+#define ALLOY_HOST_DEVICE
+#endif
+
+namespace alloy {
+
+constexpr int kMaxLocalRanks = 16;  // ranks of one host served by the IPC engine
+constexpr int kMaxChannels = 16;    // parallel streams of chunks between one pair of ranks
+
+// Layout of a rank's signal area (64-bit words). posted and consumed are written by peers over
+// NVLink/PCIe and each sits on its own 64-byte line; sent and recvd are this rank's own counters.
+// All four only grow, so kernels compare against values they read from this memory, never against
+// values frozen into a captured CUDA graph.
+struct SignalLayout {
+  static constexpr size_t kLine = 8;  // words per 64-byte line
+  static constexpr size_t kPairs = static_cast<size_t>(kMaxLocalRanks) * kMaxChannels;
+  // chunks the peer src has posted into this rank's workspace on channel ch
+  ALLOY_HOST_DEVICE static constexpr size_t posted(int src, int ch) { return (src * kMaxChannels + ch) * kLine; }
+  // chunks of this rank's that the peer dst has consumed on channel ch
+  ALLOY_HOST_DEVICE static constexpr size_t consumed(int dst, int ch) { return (kPairs + dst * kMaxChannels + ch) * kLine; }
+  // chunks this rank has sent to dst / received from src on channel ch
+  ALLOY_HOST_DEVICE static constexpr size_t sent(int dst, int ch) { return 2 * kPairs * kLine + dst * kMaxChannels + ch; }
+  ALLOY_HOST_DEVICE static constexpr size_t recvd(int src, int ch) { return 2 * kPairs * kLine + kPairs + src * kMaxChannels + ch; }
+  static constexpr size_t kWords = 2 * kPairs * kLine + 2 * kPairs;
+  static constexpr size_t kBytes = kWords * sizeof(uint64_t);
+};
+
+struct DeviceComm {
+  int rank;
+  int nranks;
+  int channels;            // channels per ordered pair of ranks
+  int slots;               // ring slots per channel
+  size_t slotBytes;        // bytes per slot
+  unsigned long long timeoutNs;
+  char* workspace[kMaxLocalRanks];    // rank r's workspace, mapped into this process
+  uint64_t* signals[kMaxLocalRanks];  // rank r's signal area, mapped into this process
+  volatile int* abortFlag;            // host-mapped: set by alloyCommAbort or a kernel that timed out
+  int* errorWord;                     // host-mapped: first alloyResult_t a kernel reported
+};
+
+// Offset of slot `slot` of channel ch of the ring that rank src fills in a rank's workspace.
+ALLOY_HOST_DEVICE inline size_t workspaceSlotOffset(const DeviceComm& c, int src, int ch, int slot) {
+  return ((static_cast<size_t>(src) * c.channels + ch) * c.slots + slot) * c.slotBytes;
+}
+
+// How a message of `bytes` is cut into chunks; sender and receiver compute it alike. Chunks are spread
+// over all channels, page-sized at least (small messages use few channels) and at most one slot.
+ALLOY_HOST_DEVICE inline size_t chunkBytesFor(size_t bytes, int channels, size_t slotBytes) {
+  size_t perChannel = (bytes + channels - 1) / channels;
+  perChannel = (perChannel + 4095) & ~static_cast<size_t>(4095);
+  return perChannel < slotBytes ? perChannel : slotBytes;
+}
+
+}  // namespace alloy

@@ -61,4 +61,26 @@ ALLOY_HOST_DEVICE inline size_t chunkBytesFor(size_t bytes, int channels, size_t
   return perChannel < slotBytes ? perChannel : slotBytes;
 }
 
+// Walks the chunks that channel ch carries for a list of segments: for every segment in order, chunks
+// ch, ch + channels, ... of it. Sender and receiver run the same walk, so the k-th chunk of a channel
+// is the same bytes on both sides. bytesOf(s) gives segment s's size; visit(s, offset, length, sequence)
+// returns false to stop early (abort). On completion *end is the channel's next sequence number.
+template <typename BytesOf, typename Visit>
+ALLOY_HOST_DEVICE bool forEachChunk(int numSegments, BytesOf bytesOf, int channels, size_t slotBytes, int ch,
+                                    uint64_t sequence, uint64_t* end, Visit visit) {
+  for (int s = 0; s < numSegments; ++s) {
+    const size_t bytes = bytesOf(s);
+    const size_t chunk = chunkBytesFor(bytes, channels, slotBytes);
+    if (chunk == 0) continue;
+    for (size_t offset = static_cast<size_t>(ch) * chunk; offset < bytes;
+         offset += static_cast<size_t>(channels) * chunk) {
+      const size_t length = bytes - offset < chunk ? bytes - offset : chunk;
+      if (!visit(s, offset, length, sequence)) return false;
+      ++sequence;
+    }
+  }
+  *end = sequence;
+  return true;
+}
+
 }  // namespace alloy

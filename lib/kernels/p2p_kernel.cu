@@ -7,25 +7,15 @@ namespace {
 
 constexpr int kThreads = 512;
 
-// Walks the chunks that channel ch carries for one task: for every segment in order, chunks
-// ch, ch + channels, ... of that segment. visit(segment, offset, length, sequence) returns false to stop.
+// The chunks channel ch carries for one task, with the task's segments resolved.
 template <typename Visit>
-__device__ bool forEachChunk(const P2pLaunch& args, const P2pTask& task, int ch, uint64_t sequence,
-                             uint64_t* end, Visit visit) {
-  const DeviceComm& c = args.comm;
-  for (int s = 0; s < task.numSegments; ++s) {
-    const P2pSegment& seg = args.segments[task.firstSegment + s];
-    const size_t chunk = chunkBytesFor(seg.bytes, c.channels, c.slotBytes);
-    if (chunk == 0) continue;
-    for (size_t offset = static_cast<size_t>(ch) * chunk; offset < seg.bytes;
-         offset += static_cast<size_t>(c.channels) * chunk) {
-      const size_t length = seg.bytes - offset < chunk ? seg.bytes - offset : chunk;
-      if (!visit(seg, offset, length, sequence)) return false;
-      ++sequence;
-    }
-  }
-  *end = sequence;
-  return true;
+__device__ bool forEachTaskChunk(const P2pLaunch& args, const P2pTask& task, int ch, uint64_t sequence,
+                                 uint64_t* end, Visit visit) {
+  const P2pSegment* segments = args.segments + task.firstSegment;
+  return forEachChunk(
+      task.numSegments, [&](int s) { return segments[s].bytes; }, args.comm.channels, args.comm.slotBytes, ch,
+      sequence, end,
+      [&](int s, size_t offset, size_t length, uint64_t seq) { return visit(segments[s], offset, length, seq); });
 }
 
 // Thread 0 waits; the block learns the outcome through shared memory.
@@ -54,7 +44,7 @@ __device__ void runSend(const P2pLaunch& args, const P2pTask& task, int ch) {
   uint64_t* posted = c.signals[task.peer] + SignalLayout::posted(c.rank, ch);
   char* ring = c.workspace[task.peer] + workspaceSlotOffset(c, c.rank, ch, 0);
   uint64_t end = 0;
-  const bool done = forEachChunk(args, task, ch, *counter, &end,
+  const bool done = forEachTaskChunk(args, task, ch, *counter, &end,
       [&](const P2pSegment& seg, size_t offset, size_t length, uint64_t seq) {
         // Slot seq % slots is free once the receiver consumed chunk seq - slots.
         if (seq >= static_cast<uint64_t>(c.slots) && !blockWait(c, consumed, seq - c.slots + 1)) return false;
@@ -73,7 +63,7 @@ __device__ void runRecv(const P2pLaunch& args, const P2pTask& task, int ch) {
   uint64_t* consumed = c.signals[task.peer] + SignalLayout::consumed(c.rank, ch);
   const char* ring = c.workspace[c.rank] + workspaceSlotOffset(c, task.peer, ch, 0);
   uint64_t end = 0;
-  const bool done = forEachChunk(args, task, ch, *counter, &end,
+  const bool done = forEachTaskChunk(args, task, ch, *counter, &end,
       [&](const P2pSegment& seg, size_t offset, size_t length, uint64_t seq) {
         if (!blockWait(c, posted, seq + 1)) return false;
         blockCopy(seg.dst + offset, ring + (seq % c.slots) * c.slotBytes, length);
@@ -85,7 +75,7 @@ __device__ void runRecv(const P2pLaunch& args, const P2pTask& task, int ch) {
 
 __device__ void runCopy(const P2pLaunch& args, const P2pTask& task, int ch) {
   uint64_t unused = 0;
-  forEachChunk(args, task, ch, 0, &unused,
+  forEachTaskChunk(args, task, ch, 0, &unused,
       [&](const P2pSegment& seg, size_t offset, size_t length, uint64_t) {
         blockCopy(seg.dst + offset, seg.src + offset, length);
         return true;

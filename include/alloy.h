@@ -4,7 +4,8 @@
  * Plain C API. Every function returns an alloyResult_t and never aborts or throws on bad input;
  * alloyGetLastError() gives the calling thread's message for its last failure (which argument, which
  * rank, what was expected). Semantics follow NCCL where NCCL has an answer: counts are in elements,
- * an operation is in place when sendbuff == recvbuff, and operations are enqueued on the caller's stream.
+ * a reduction or gather is in place when sendbuff == recvbuff (alltoall and alltoallv never are: their
+ * buffers must not overlap), and operations are enqueued on the caller's stream.
  */
 #ifndef ALLOY_H_
 #define ALLOY_H_

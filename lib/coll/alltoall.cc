@@ -10,12 +10,6 @@ namespace {
 
 using namespace alloy;
 
-bool rangesOverlap(const void* a, size_t aBytes, const void* b, size_t bBytes) {
-  const char* pa = static_cast<const char*>(a);
-  const char* pb = static_cast<const char*>(b);
-  return aBytes > 0 && bBytes > 0 && pa < pb + bBytes && pb < pa + aBytes;
-}
-
 // End of the furthest block (displacement + count, in bytes) of a counts/displacements pair.
 alloyResult_t extentBytes(const size_t counts[], const size_t displs[], int nranks, size_t elementSize,
                           const char* function, const char* countsName, size_t* extent) {

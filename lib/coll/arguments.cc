@@ -52,4 +52,25 @@ alloyResult_t checkPeer(alloyComm_t comm, int peer, const char* function, const 
   return alloySuccess;
 }
 
+alloyResult_t checkRedOp(alloyRedOp_t op, const char* function) {
+  if (op < 0 || op >= alloyNumOps)
+    return fail(alloyInvalidArgument, "%s: op %d is not an alloyRedOp_t (expected 0..%d: sum, prod, max, min, avg)",
+                function, static_cast<int>(op), alloyNumOps - 1);
+  return alloySuccess;
+}
+
+bool rangesOverlap(const void* a, size_t aBytes, const void* b, size_t bBytes) {
+  const char* pa = static_cast<const char*>(a);
+  const char* pb = static_cast<const char*>(b);
+  return aBytes > 0 && bBytes > 0 && pa < pb + bBytes && pb < pa + aBytes;
+}
+
+alloyResult_t checkInPlaceOrDisjoint(const void* sendbuff, size_t sendBytes, const void* recvbuff, size_t recvBytes,
+                                     const void* inPlaceSend, const char* function) {
+  if (sendbuff == inPlaceSend || !rangesOverlap(sendbuff, sendBytes, recvbuff, recvBytes)) return alloySuccess;
+  return fail(alloyInvalidArgument,
+              "%s: sendbuff=%p overlaps recvbuff=%p without being in place (in place means sendbuff == %p)",
+              function, sendbuff, recvbuff, inPlaceSend);
+}
+
 }  // namespace alloy

@@ -16,5 +16,12 @@ alloyResult_t checkedBytes(size_t count, size_t elementSize, const char* functio
 alloyResult_t checkDeviceBuffer(alloyComm_t comm, const void* buffer, size_t bytes, const char* function,
                                 const char* argument);
 alloyResult_t checkPeer(alloyComm_t comm, int peer, const char* function, const char* argument);
+// alloyInvalidArgument naming the function when op is not a value of alloyRedOp_t.
+alloyResult_t checkRedOp(alloyRedOp_t op, const char* function);
+bool rangesOverlap(const void* a, size_t aBytes, const void* b, size_t bBytes);
+// For collectives that may run in place: sendbuff and recvbuff must either not overlap at all, or
+// sendbuff must sit exactly at inPlaceSend (the position NCCL defines as in place for the collective).
+alloyResult_t checkInPlaceOrDisjoint(const void* sendbuff, size_t sendBytes, const void* recvbuff, size_t recvBytes,
+                                     const void* inPlaceSend, const char* function);
 
 }  // namespace alloy

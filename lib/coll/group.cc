@@ -1,6 +1,7 @@
 // alloySend, alloyRecv and groups. Outside a group each call is its own launch; inside one, calls are
 // queued per thread and alloyGroupEnd turns each communicator's queue into one fused launch, so any
 // pattern of sends and receives a correct program posts completes without deadlock.
+#include <algorithm>
 #include <vector>
 
 #include "arguments.h"
@@ -33,20 +34,23 @@ struct GroupState {
 thread_local GroupState group;
 
 alloyResult_t launchPending(const std::vector<PendingP2p>& ops) {
-  std::vector<bool> done(ops.size(), false);
-  for (size_t first = 0; first < ops.size(); ++first) {
-    if (done[first]) continue;
-    const alloyComm_t comm = ops[first].comm;
-    const cudaStream_t stream = ops[first].stream;
+  // One launch per communicator, in an order every rank agrees on (see alloyComm::orderKey): ranks that
+  // queue two communicators' kernels on one stream must queue them alike, or each waits on the other.
+  std::vector<alloyComm_t> comms;
+  for (const PendingP2p& op : ops)
+    if (std::find(comms.begin(), comms.end(), op.comm) == comms.end()) comms.push_back(op.comm);
+  std::sort(comms.begin(), comms.end(), [](alloyComm_t a, alloyComm_t b) { return a->orderKey < b->orderKey; });
+  for (const alloyComm_t comm : comms) {
+    const cudaStream_t stream =
+        std::find_if(ops.begin(), ops.end(), [&](const PendingP2p& op) { return op.comm == comm; })->stream;
     P2pPlan plan(comm);
-    for (size_t i = first; i < ops.size(); ++i) {
+    for (size_t i = 0; i < ops.size(); ++i) {
       if (ops[i].comm != comm) continue;
       if (ops[i].stream != stream)
         return fail(alloyInvalidUsage, "alloyGroupEnd: operations on one communicator in a group must use one "
                     "stream (rank %d used two)", comm->rank);
       if (ops[i].isSend) plan.addSend(ops[i].peer, ops[i].buffer, ops[i].bytes);
       else plan.addRecv(ops[i].peer, ops[i].buffer, ops[i].bytes);
-      done[i] = true;
     }
     ALLOY_TRY(plan.launch(stream, "alloyGroupEnd"));
   }

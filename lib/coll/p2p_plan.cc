@@ -8,14 +8,14 @@
 namespace alloy {
 namespace {
 
-bool hasBytes(const std::vector<P2pSegment>& segments) {
-  for (const P2pSegment& s : segments)
-    if (s.bytes > 0) return true;
-  return false;
+size_t totalBytes(const std::vector<P2pSegment>& segments) {
+  size_t bytes = 0;
+  for (const P2pSegment& s : segments) bytes += s.bytes;
+  return bytes;
 }
 
 alloyResult_t appendTask(P2pLaunch* launch, int kind, int peer, const std::vector<P2pSegment>& segments,
-                         const char* function) {
+                         size_t lowLatencyMaxBytes, const char* function) {
   if (launch->numTasks == kMaxP2pTasks) return fail(alloyInternalError, "%s: task table full", function);
   int first = 0;
   for (int t = 0; t < launch->numTasks; ++t) first += launch->tasks[t].numSegments;
@@ -23,7 +23,9 @@ alloyResult_t appendTask(P2pLaunch* launch, int kind, int peer, const std::vecto
     return fail(alloyNotSupported, "%s: more than %d sends and receives in one operation or group", function,
                 kMaxP2pSegments);
   for (size_t s = 0; s < segments.size(); ++s) launch->segments[first + s] = segments[s];
-  launch->tasks[launch->numTasks++] = P2pTask{kind, peer, first, static_cast<int>(segments.size())};
+  // Sender and receiver of a pair see the same byte count, so they pick the same protocol.
+  const int lowLatency = kind != kP2pCopy && totalBytes(segments) <= lowLatencyMaxBytes;
+  launch->tasks[launch->numTasks++] = P2pTask{kind, peer, first, static_cast<int>(segments.size()), lowLatency};
   return alloySuccess;
 }
 
@@ -58,11 +60,12 @@ alloyResult_t P2pPlan::launch(cudaStream_t stream, const char* function) {
   P2pLaunch args;
   args.comm = comm_->ipc->deviceComm();
   args.numTasks = 0;
-  if (hasBytes(copies)) ALLOY_TRY(appendTask(&args, kP2pCopy, me, copies, function));
+  const size_t lowLatencyMax = comm_->ipc->lowLatencyMaxBytes();
+  if (totalBytes(copies) > 0) ALLOY_TRY(appendTask(&args, kP2pCopy, me, copies, lowLatencyMax, function));
   for (int peer = 0; peer < comm_->nranks; ++peer) {
     if (peer == me) continue;
-    if (hasBytes(recvs_[peer])) ALLOY_TRY(appendTask(&args, kP2pRecv, peer, recvs_[peer], function));
-    if (hasBytes(sends_[peer])) ALLOY_TRY(appendTask(&args, kP2pSend, peer, sends_[peer], function));
+    if (totalBytes(recvs_[peer]) > 0) ALLOY_TRY(appendTask(&args, kP2pRecv, peer, recvs_[peer], lowLatencyMax, function));
+    if (totalBytes(sends_[peer]) > 0) ALLOY_TRY(appendTask(&args, kP2pSend, peer, sends_[peer], lowLatencyMax, function));
   }
   DeviceGuard guard(comm_->cudaDevice);
   cudaError_t err = launchP2p(args, stream);

@@ -24,6 +24,10 @@ struct alloyComm {
   long long timeoutMs = 0;
   alloy::BootstrapPath bootstrapPath = alloy::BootstrapPath::Mpi;
   std::vector<alloy::EndpointBlob> blobs;  // every rank's endpoint blob, by communicator rank
+  // Equal on every rank of this communicator and different between live GPU communicators (a hash of
+  // rank 0's blob, which holds its workspace's IPC handle): a group spanning several communicators
+  // launches them in this order on every rank, so two ranks never queue them in opposite orders.
+  uint64_t orderKey = 0;
   alloy::LocalTopology topology;
   // Intra-node GPU transport; null on a host-only communicator, or when the GPUs cannot reach each
   // other (gpuUnavailableReason then says why).

@@ -9,6 +9,7 @@
 #include "error.h"
 #include "ipc_transport.h"
 #include "log.h"
+#include "net_probe.h"
 
 namespace alloy {
 namespace {
@@ -55,6 +56,13 @@ alloyResult_t agree(MPI_Comm comm, alloyResult_t mine, const char* step) {
   return alloySuccess;
 }
 
+// FNV-1a: a stable hash of plain bytes, computed alike on every rank.
+uint64_t hashBytes(const void* data, size_t bytes) {
+  uint64_t hash = 14695981039346656037ull;
+  for (size_t i = 0; i < bytes; ++i) hash = (hash ^ static_cast<const unsigned char*>(data)[i]) * 1099511628211ull;
+  return hash;
+}
+
 alloyResult_t fillGpuIdentity(int device, EndpointBlob* blob) {
   blob->cudaDevice = device;
   if (device < 0) return alloySuccess;
@@ -71,8 +79,8 @@ void connectGpu(alloyComm* comm, std::unique_ptr<IpcTransport> prepared, alloyRe
                 std::string reason) {
   alloyResult_t result = prepareResult;
   if (result == alloySuccess && comm->topology.localSize != comm->nranks) {
-    result = fail(alloyNotSupported, "the communicator spans several hosts and the inter-node transport is "
-                  "not implemented yet");
+    result = fail(alloyNotSupported, "%s",
+                  interNodeUnsupportedReason(comm->topology.localSize, comm->nranks).c_str());
     reason = lastError();
   }
   if (result == alloySuccess) {
@@ -118,6 +126,7 @@ alloyResult_t build(alloyComm* comm, const alloyConfig_t& config) {
       return fail(alloyRemoteError, "rank %d sent an endpoint blob of another Alloy version", r);
   }
   comm->topology = computeLocalTopology(comm->blobs, comm->rank);
+  comm->orderKey = hashBytes(&comm->blobs[0], sizeof(EndpointBlob));
   logInfo("rank %d/%d: endpoints exchanged over %s; local rank %d of %d; CUDA device %d", comm->rank,
           comm->nranks, bootstrapPathName(comm->bootstrapPath), comm->topology.localRank,
           comm->topology.localSize, comm->cudaDevice);

@@ -15,7 +15,7 @@
 namespace alloy {
 
 constexpr int kMaxLocalRanks = 16;  // ranks of one host served by the IPC engine
-constexpr int kMaxChannels = 16;    // parallel streams of chunks between one pair of ranks
+constexpr int kMaxChannels = 32;    // parallel streams of chunks between one pair of ranks
 
 // Layout of a rank's signal area (64-bit words). posted and consumed are written by peers over
 // NVLink/PCIe and each sits on its own 64-byte line; sent and recvd are this rank's own counters.
@@ -48,9 +48,30 @@ struct DeviceComm {
   int* errorWord;                     // host-mapped: first alloyResult_t a kernel reported
 };
 
-// Offset of slot `slot` of channel ch of the ring that rank src fills in a rank's workspace.
+// A rank's workspace holds, for every source rank and channel, a ring of `slots` bulk slots of
+// slotBytes, then the same rings again for the low-latency protocol, whose slots hold kLlChunkBytes of
+// data as twice as many bytes of flagged lines (see ll_protocol.cuh).
+constexpr size_t kLlChunkBytes = 32 << 10;
+constexpr size_t kLlSlotBytes = 2 * kLlChunkBytes;
+
+ALLOY_HOST_DEVICE inline size_t workspaceBulkBytes(int nranks, int channels, int slots, size_t slotBytes) {
+  return static_cast<size_t>(nranks) * channels * slots * slotBytes;
+}
+
+ALLOY_HOST_DEVICE inline size_t workspaceBytes(int nranks, int channels, int slots, size_t slotBytes) {
+  return workspaceBulkBytes(nranks, channels, slots, slotBytes) +
+         static_cast<size_t>(nranks) * channels * slots * kLlSlotBytes;
+}
+
+// Offset of bulk slot `slot` of channel ch of the ring that rank src fills in a rank's workspace.
 ALLOY_HOST_DEVICE inline size_t workspaceSlotOffset(const DeviceComm& c, int src, int ch, int slot) {
   return ((static_cast<size_t>(src) * c.channels + ch) * c.slots + slot) * c.slotBytes;
+}
+
+// Offset of low-latency slot `slot` of channel ch of the ring that rank src fills.
+ALLOY_HOST_DEVICE inline size_t workspaceLlSlotOffset(const DeviceComm& c, int src, int ch, int slot) {
+  return workspaceBulkBytes(c.nranks, c.channels, c.slots, c.slotBytes) +
+         ((static_cast<size_t>(src) * c.channels + ch) * c.slots + slot) * kLlSlotBytes;
 }
 
 // How a message of `bytes` is cut into chunks; sender and receiver compute it alike. Chunks are spread

@@ -22,6 +22,7 @@ struct P2pTask {
   int peer;          // communicator rank (unused for copies)
   int firstSegment;  // segments [firstSegment, firstSegment + numSegments) in order
   int numSegments;
+  int lowLatency;    // sends and receives: 1 for the low-latency protocol (both sides decide alike)
 };
 
 constexpr int kMaxP2pTasks = 2 * kMaxLocalRanks + 1;

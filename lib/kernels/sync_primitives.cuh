@@ -24,14 +24,15 @@ __device__ inline unsigned long long globalTimerNs() {
   return t;
 }
 
-// Spins until *address >= target. Returns false when the communicator is aborted or the wait outlasts
-// the timeout (then alloyTimeout is recorded and the abort flag raised, so every other waiting block of
+// Spins until ready() holds. Returns false when the communicator is aborted or the wait outlasts the
+// timeout (then alloyTimeout is recorded and the abort flag raised, so every other waiting block of
 // this rank gives up too instead of spinning out its own timeout).
-__device__ inline bool waitAtLeast(const DeviceComm& c, const uint64_t* address, uint64_t target) {
-  if (loadAcquireSys(address) >= target) return true;
+template <typename Ready>
+__device__ inline bool spinUntil(const DeviceComm& c, Ready ready) {
+  if (ready()) return true;
   const unsigned long long start = globalTimerNs();
   for (unsigned spins = 1;; ++spins) {
-    if (loadAcquireSys(address) >= target) return true;
+    if (ready()) return true;
     if ((spins & 1023u) == 0) {
       if (*c.abortFlag) return false;
       if (globalTimerNs() - start > c.timeoutNs) {
@@ -42,6 +43,11 @@ __device__ inline bool waitAtLeast(const DeviceComm& c, const uint64_t* address,
       }
     }
   }
+}
+
+// Spins until *address >= target (see spinUntil).
+__device__ inline bool waitAtLeast(const DeviceComm& c, const uint64_t* address, uint64_t target) {
+  return spinUntil(c, [&] { return loadAcquireSys(address) >= target; });
 }
 
 }  // namespace alloy

@@ -10,17 +10,21 @@ namespace alloy {
 
 EngineGeometry engineGeometry(int nranks) {
   EngineGeometry g;
-  // About 32 blocks per rank move data in each direction: enough outstanding NVLink requests to reach
-  // the link's bandwidth (see docs/architecture.md), few enough to leave the SMs to the application.
+  // About 32 blocks per rank push data out and as many drain it: on 2xH200 16 channels reached 288 GB/s
+  // at 512 MB and 32 reached 338-351 (docs/benchmarks.md), close to the 368 GB/s of SM stores.
   const int peers = nranks > 1 ? nranks - 1 : 1;
   long long channels = envInt("ALLOY_CHANNELS", 0);
-  if (channels <= 0) channels = 16 / peers;
+  if (channels <= 0) channels = 32 / peers;
   g.channels = static_cast<int>(channels < 1 ? 1 : channels > kMaxChannels ? kMaxChannels : channels);
   long long slots = envInt("ALLOY_SLOTS", 4);
   g.slots = static_cast<int>(slots < 2 ? 2 : slots);
-  long long slotBytes = envInt("ALLOY_SLOT_BYTES", 256 << 10);
+  long long slotBytes = envInt("ALLOY_SLOT_BYTES", 512 << 10);
   if (slotBytes < 4096) slotBytes = 4096;
   g.slotBytes = static_cast<size_t>(slotBytes) & ~static_cast<size_t>(4095);
+  // Up to a few hundred KB per peer the bulk protocol's fence and flag round trip cost more than the
+  // low-latency protocol's halved bandwidth (on 2xH200, 256 KB per peer: 30 GB/s low-latency, 24 bulk).
+  const long long lowLatencyMax = envInt("ALLOY_LL_MAX_BYTES", 256 << 10);
+  g.lowLatencyMaxBytes = static_cast<size_t>(lowLatencyMax < 0 ? 0 : lowLatencyMax);
   return g;
 }
 
@@ -37,10 +41,13 @@ alloyResult_t IpcTransport::prepare(int device, int nranks, long long timeoutMs,
   v.channels = g.channels;
   v.slots = g.slots;
   v.slotBytes = g.slotBytes;
+  t->lowLatencyMaxBytes_ = g.lowLatencyMaxBytes;
   v.timeoutNs = static_cast<unsigned long long>(timeoutMs) * 1000000ull;
-  const size_t workspaceBytes = static_cast<size_t>(nranks) * g.channels * g.slots * g.slotBytes;
+  const size_t bytes = workspaceBytes(nranks, g.channels, g.slots, g.slotBytes);
 
-  ALLOY_CUDA_TRY(cudaMalloc(&t->workspace_, workspaceBytes));
+  ALLOY_CUDA_TRY(cudaMalloc(&t->workspace_, bytes));
+  // The low-latency lines must start without a valid flag (ll_protocol.cuh).
+  ALLOY_CUDA_TRY(cudaMemset(t->workspace_, 0, bytes));
   ALLOY_CUDA_TRY(cudaMalloc(&t->signals_, SignalLayout::kBytes));
   ALLOY_CUDA_TRY(cudaMemset(t->signals_, 0, SignalLayout::kBytes));
   ALLOY_CUDA_TRY(cudaHostAlloc(reinterpret_cast<void**>(&t->hostWords_), 2 * sizeof(int), cudaHostAllocMapped));
@@ -50,10 +57,10 @@ alloyResult_t IpcTransport::prepare(int device, int nranks, long long timeoutMs,
   ALLOY_CUDA_TRY(cudaHostGetDevicePointer(reinterpret_cast<void**>(&deviceWords), t->hostWords_, 0));
   v.abortFlag = deviceWords;
   v.errorWord = deviceWords + 1;
-  ALLOY_CUDA_TRY(cudaDeviceSynchronize());  // the memset must land before any peer maps the signals
+  ALLOY_CUDA_TRY(cudaDeviceSynchronize());  // the memsets must land before any peer maps the signals
 
   blob->hasIpc = 1;
-  blob->workspaceBytes = workspaceBytes;
+  blob->workspaceBytes = bytes;
   ALLOY_CUDA_TRY(cudaIpcGetMemHandle(&blob->workspaceHandle, t->workspace_));
   ALLOY_CUDA_TRY(cudaIpcGetMemHandle(&blob->signalHandle, t->signals_));
   *out = std::move(t);

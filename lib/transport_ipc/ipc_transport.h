@@ -16,10 +16,12 @@ struct EngineGeometry {
   int channels;
   int slots;
   size_t slotBytes;
+  size_t lowLatencyMaxBytes;  // sends and receives up to this size per peer use the low-latency protocol
 };
 
-// Channels, slots and slot size for nranks ranks: defaults tuned for NVLink, overridable by
-// ALLOY_CHANNELS, ALLOY_SLOTS, ALLOY_SLOT_BYTES (which must be equal on every rank).
+// Channels, slots, slot size and protocol threshold for nranks ranks: defaults tuned for NVLink,
+// overridable by ALLOY_CHANNELS, ALLOY_SLOTS, ALLOY_SLOT_BYTES and ALLOY_LL_MAX_BYTES (which must be
+// equal on every rank).
 EngineGeometry engineGeometry(int nranks);
 
 class IpcTransport {
@@ -32,6 +34,7 @@ class IpcTransport {
   ~IpcTransport();
 
   const DeviceComm& deviceComm() const { return view_; }
+  size_t lowLatencyMaxBytes() const { return lowLatencyMaxBytes_; }
   // The first error a kernel recorded, or alloySuccess.
   alloyResult_t asyncError() const;
   // Makes every kernel of this communicator that waits on a peer return.
@@ -45,6 +48,7 @@ class IpcTransport {
 
   int device_ = -1;
   DeviceComm view_{};
+  size_t lowLatencyMaxBytes_ = 0;
   void* workspace_ = nullptr;         // this rank's, cudaMalloc
   void* signals_ = nullptr;           // this rank's, cudaMalloc
   int* hostWords_ = nullptr;          // [0] abort flag, [1] error word: cudaHostAlloc, mapped

@@ -1,0 +1,18 @@
+#include "algorithm.h"
+
+#include "env.h"
+
+namespace alloy {
+
+size_t allreduceOneShotMaxBytes(int nranks) {
+  // One-shot moves (nranks - 1) * S out of every rank in one launch; reduce-scatter + all-gather moves
+  // 2 * (nranks - 1) / nranks * S in two. On two ranks the bytes are the same: one-shot saves a launch
+  // and a pipeline fill, and on 2 H200s stays ahead up to about 32 MB, where each rank reducing the
+  // whole buffer (rather than half) starts to cost more (docs/api.md has the measurements). With more
+  // ranks one-shot's extra traffic outweighs the launch from a few hundred KB on (not yet measured).
+  const long long fallback = nranks <= 2 ? (32ll << 20) : (256ll << 10);
+  const long long value = envInt("ALLOY_ALLREDUCE_ONESHOT_MAX_BYTES", fallback);
+  return value < 0 ? 0 : static_cast<size_t>(value);
+}
+
+}  // namespace alloy

@@ -1,0 +1,79 @@
+// alloyAllReduce. Small buffers run one-shot: every rank sends its whole buffer to every peer and
+// reduces all of them in rank order, one launch. Larger ones run reduce-scatter (rank r reduces part r,
+// once) then all-gather of the reduced parts. Either way every rank ends with the same bits: one-shot
+// ranks all compute the same reduction in the same order, and in reduce-scatter + all-gather each part
+// is computed by one rank only.
+#include "algorithm.h"
+#include "arguments.h"
+#include "comm.h"
+#include "datatype.h"
+#include "error.h"
+#include "p2p_plan.h"
+#include "reduce_plan.h"
+
+namespace {
+
+using namespace alloy;
+
+// Part p of a count-element buffer split over n ranks: its first element and length. Parts are whole
+// 16-byte vectors where the buffer is large enough, so that the reduction stays vectorised.
+struct Part {
+  size_t first;
+  size_t count;
+};
+
+Part partOf(size_t count, size_t elementSize, int n, int p) {
+  const size_t align = 16 / elementSize;
+  size_t per = (count + n - 1) / n;
+  per = (per + align - 1) / align * align;
+  const size_t first = per * p < count ? per * p : count;
+  const size_t last = first + per < count ? first + per : count;
+  return Part{first, last - first};
+}
+
+alloyResult_t reduceScatterAllGather(const char* send, char* recv, size_t count, alloyDataType_t type,
+                                     alloyRedOp_t op, alloyComm_t comm, cudaStream_t stream, const char* fn) {
+  const size_t es = dataTypeSize(type);
+  const int me = comm->rank;
+  const Part mine = partOf(count, es, comm->nranks, me);
+  ReducePlan reduce(comm, type, op);
+  for (int peer = 0; peer < comm->nranks; ++peer) {
+    if (peer == me) continue;
+    const Part theirs = partOf(count, es, comm->nranks, peer);
+    reduce.addSend(peer, send + theirs.first * es, theirs.count * es);
+  }
+  reduce.addReduce(send + mine.first * es, recv + mine.first * es, mine.count * es, false);
+  ALLOY_TRY(reduce.launch(stream, fn));
+
+  P2pPlan gather(comm);
+  for (int peer = 0; peer < comm->nranks; ++peer) {
+    if (peer == me) continue;
+    const Part theirs = partOf(count, es, comm->nranks, peer);
+    gather.addSend(peer, recv + mine.first * es, mine.count * es);
+    gather.addRecv(peer, recv + theirs.first * es, theirs.count * es);
+  }
+  return gather.launch(stream, fn);
+}
+
+}  // namespace
+
+extern "C" ALLOY_API alloyResult_t alloyAllReduce(const void* sendbuff, void* recvbuff, size_t count,
+                                                  alloyDataType_t datatype, alloyRedOp_t op, alloyComm_t comm,
+                                                  cudaStream_t stream) {
+  const char* fn = "alloyAllReduce";
+  ALLOY_TRY(checkGpuComm(comm, fn));
+  ALLOY_TRY(checkDataType(datatype, fn));
+  ALLOY_TRY(checkRedOp(op, fn));
+  size_t bytes = 0;
+  ALLOY_TRY(checkedBytes(count, dataTypeSize(datatype), fn, "count", &bytes));
+  ALLOY_TRY(checkDeviceBuffer(comm, sendbuff, bytes, fn, "sendbuff"));
+  ALLOY_TRY(checkDeviceBuffer(comm, recvbuff, bytes, fn, "recvbuff"));
+  ALLOY_TRY(checkInPlaceOrDisjoint(sendbuff, bytes, recvbuff, bytes, recvbuff, fn));
+  if (bytes == 0) return alloySuccess;
+  if (bytes > allreduceOneShotMaxBytes(comm->nranks))
+    return reduceScatterAllGather(static_cast<const char*>(sendbuff), static_cast<char*>(recvbuff), count, datatype,
+                                  op, comm, stream, fn);
+  ReducePlan plan(comm, datatype, op);
+  plan.addReduce(sendbuff, recvbuff, bytes, true);
+  return plan.launch(stream, fn);
+}

@@ -1,0 +1,42 @@
+#include "reduce_plan.h"
+
+#include "comm.h"
+#include "device_guard.h"
+#include "error.h"
+#include "ipc_transport.h"
+
+namespace alloy {
+
+ReducePlan::ReducePlan(alloyComm_t comm, alloyDataType_t type, alloyRedOp_t op) : comm_(comm), type_(type) {
+  args_.comm = comm->ipc->deviceComm();
+  args_.op = op;
+  args_.numTasks = 0;
+}
+
+// The protocol of a task moving `bytes` to or from each peer: every rank's plan sees the same byte count
+// for a given ring, so sender and receiver always agree.
+int ReducePlan::lowLatency(size_t bytes) const { return bytes <= comm_->ipc->lowLatencyMaxBytes(); }
+
+// A rank has at most nranks - 1 sends and one reduction, which kMaxReduceTasks (kMaxLocalRanks) holds.
+void ReducePlan::addSend(int peer, const void* src, size_t bytes) {
+  if (bytes == 0) return;
+  args_.tasks[args_.numTasks++] = ReduceTask{kReduceSend, peer, static_cast<const char*>(src), nullptr, bytes,
+                                             lowLatency(bytes)};
+}
+
+void ReducePlan::addReduce(const void* src, void* dst, size_t bytes, bool sendFirst) {
+  if (bytes == 0) return;
+  args_.tasks[args_.numTasks++] = ReduceTask{sendFirst ? kReduceSendRecv : kReduceRecv, comm_->rank,
+                                             static_cast<const char*>(src), static_cast<char*>(dst), bytes,
+                                             lowLatency(bytes)};
+}
+
+alloyResult_t ReducePlan::launch(cudaStream_t stream, const char* function) {
+  DeviceGuard guard(comm_->cudaDevice);
+  const cudaError_t err = launchReduce(args_, type_, stream);
+  if (err != cudaSuccess)
+    return fail(alloyCudaError, "%s: kernel launch failed: %s", function, cudaGetErrorString(err));
+  return alloySuccess;
+}
+
+}  // namespace alloy

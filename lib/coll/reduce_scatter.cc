@@ -1,0 +1,33 @@
+// alloyReduceScatter: rank r sends part p of its buffer to rank p and reduces part r of every rank's
+// buffer, in rank order, as the parts arrive (one launch).
+#include "arguments.h"
+#include "comm.h"
+#include "datatype.h"
+#include "error.h"
+#include "reduce_plan.h"
+
+using namespace alloy;
+
+extern "C" ALLOY_API alloyResult_t alloyReduceScatter(const void* sendbuff, void* recvbuff, size_t recvcount,
+                                                      alloyDataType_t datatype, alloyRedOp_t op,
+                                                      alloyComm_t comm, cudaStream_t stream) {
+  const char* fn = "alloyReduceScatter";
+  ALLOY_TRY(checkGpuComm(comm, fn));
+  ALLOY_TRY(checkDataType(datatype, fn));
+  ALLOY_TRY(checkRedOp(op, fn));
+  size_t partBytes = 0, sendBytes = 0;
+  ALLOY_TRY(checkedBytes(recvcount, dataTypeSize(datatype), fn, "recvcount", &partBytes));
+  ALLOY_TRY(checkedBytes(partBytes, comm->nranks, fn, "recvcount * nranks", &sendBytes));
+  ALLOY_TRY(checkDeviceBuffer(comm, sendbuff, sendBytes, fn, "sendbuff"));
+  ALLOY_TRY(checkDeviceBuffer(comm, recvbuff, partBytes, fn, "recvbuff"));
+  const char* send = static_cast<const char*>(sendbuff);
+  // In place (NCCL): recvbuff is this rank's part of sendbuff.
+  ALLOY_TRY(checkInPlaceOrDisjoint(send, sendBytes, recvbuff, partBytes,
+                                   static_cast<const char*>(recvbuff) - comm->rank * partBytes, fn));
+  if (partBytes == 0) return alloySuccess;
+  ReducePlan plan(comm, datatype, op);
+  for (int peer = 0; peer < comm->nranks; ++peer)
+    if (peer != comm->rank) plan.addSend(peer, send + peer * partBytes, partBytes);
+  plan.addReduce(send + comm->rank * partBytes, recvbuff, partBytes, false);
+  return plan.launch(stream, fn);
+}

@@ -1,0 +1,82 @@
+// The low-latency protocol for small messages. Every 16-byte line carries 8 data bytes and, twice, a
+// 32-bit flag: the low half of the chunk's sequence number + 1. Each (data word, flag) pair is one
+// aligned 8-byte half of a 16-byte store, which the GPU delivers whole, so a reader that sees both
+// flags of a line also sees its data: no fence and no separate "posted" flag on the critical path, at
+// the price of half the link's bandwidth. Lines live in their own region of the workspace that the bulk
+// protocol never writes, and the region starts zeroed, so a stale line can only carry an older chunk's
+// flag (a false match needs 2^32 chunks on one channel between two uses of a slot).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "device_comm.h"
+#include "sync_primitives.cuh"
+
+namespace alloy {
+
+constexpr size_t kLlDataPerLine = 8;
+
+__device__ inline void llStoreLine(uint4* line, uint64_t data, uint32_t flag) {
+  asm volatile("st.volatile.global.v4.u32 [%0], {%1, %2, %3, %4};" ::"l"(line), "r"(static_cast<uint32_t>(data)),
+               "r"(flag), "r"(static_cast<uint32_t>(data >> 32)), "r"(flag)
+               : "memory");
+}
+
+__device__ inline uint4 llLoadLine(const uint4* line) {
+  uint4 v;
+  asm volatile("ld.volatile.global.v4.u32 {%0, %1, %2, %3}, [%4];"
+               : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
+               : "l"(line)
+               : "memory");
+  return v;
+}
+
+// Up to 8 bytes at any alignment, as a little-endian word.
+__device__ inline uint64_t loadWord(const char* src, size_t bytes) {
+  if (bytes == kLlDataPerLine && (reinterpret_cast<uintptr_t>(src) & 7) == 0)
+    return *reinterpret_cast<const uint64_t*>(src);
+  uint64_t v = 0;
+  for (size_t i = 0; i < bytes; ++i) v |= static_cast<uint64_t>(static_cast<unsigned char>(src[i])) << (8 * i);
+  return v;
+}
+
+__device__ inline void storeWord(char* dst, uint64_t v, size_t bytes) {
+  if (bytes == kLlDataPerLine && (reinterpret_cast<uintptr_t>(dst) & 7) == 0) {
+    *reinterpret_cast<uint64_t*>(dst) = v;
+    return;
+  }
+  for (size_t i = 0; i < bytes; ++i) dst[i] = static_cast<char>(v >> (8 * i));
+}
+
+// The sending block writes `bytes` bytes of src into the chunk's lines in the peer's workspace.
+__device__ inline void llSendChunk(uint4* lines, const char* src, size_t bytes, uint32_t flag) {
+  const size_t count = (bytes + kLlDataPerLine - 1) / kLlDataPerLine;
+  for (size_t i = threadIdx.x; i < count; i += blockDim.x) {
+    const size_t offset = i * kLlDataPerLine;
+    const size_t take = bytes - offset < kLlDataPerLine ? bytes - offset : kLlDataPerLine;
+    llStoreLine(lines + i, loadWord(src + offset, take), flag);
+  }
+}
+
+// The receiving block waits for every line of the chunk and writes its data to dst. Returns false (on
+// every thread) when a wait was cut short by an abort or the timeout.
+__device__ inline bool llRecvChunk(const DeviceComm& c, const uint4* lines, char* dst, size_t bytes,
+                                   uint32_t flag) {
+  const size_t count = (bytes + kLlDataPerLine - 1) / kLlDataPerLine;
+  bool ok = true;
+  for (size_t i = threadIdx.x; ok && i < count; i += blockDim.x) {
+    uint4 v;
+    ok = spinUntil(c, [&] {
+      v = llLoadLine(lines + i);
+      return v.y == flag && v.w == flag;
+    });
+    if (!ok) break;
+    const size_t offset = i * kLlDataPerLine;
+    const size_t take = bytes - offset < kLlDataPerLine ? bytes - offset : kLlDataPerLine;
+    storeWord(dst + offset, static_cast<uint64_t>(v.x) | static_cast<uint64_t>(v.z) << 32, take);
+  }
+  return __syncthreads_and(ok);
+}
+
+}  // namespace alloy

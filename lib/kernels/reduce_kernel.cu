@@ -1,0 +1,153 @@
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+#include <cuda_fp8.h>
+
+#include "block_copy.cuh"
+#include "block_reduce.cuh"
+#include "block_sync.cuh"
+#include "ll_protocol.cuh"
+#include "reduce_kernel.h"
+#include "ring_send.cuh"
+
+namespace alloy {
+namespace {
+
+constexpr int kThreads = 512;
+
+// A contiguous range cut into channel ch's chunks exactly as the point-to-point engine cuts a task of
+// one segment, numbered k = 0, 1, ... within this launch; each ring adds its own starting sequence.
+template <typename Visit>
+__device__ bool forEachRangeChunk(const DeviceComm& c, size_t bytes, size_t maxChunk, int ch, uint64_t* chunks,
+                                  Visit visit) {
+  return forEachChunk(
+      1, [&](int) { return bytes; }, c.channels, maxChunk, ch, 0, chunks,
+      [&](int, size_t offset, size_t length, uint64_t k) { return visit(offset, length, k); });
+}
+
+// Largest chunk of a task. Low-latency chunks are unpacked on arrival into the bulk slot of the same
+// index, which is free meanwhile (its previous chunk was released before this one, its next one needs
+// this one released), so they must fit one.
+__device__ size_t maxChunkBytes(const DeviceComm& c, const ReduceTask& task) {
+  return task.lowLatency && kLlChunkBytes < c.slotBytes ? kLlChunkBytes : c.slotBytes;
+}
+
+__device__ void runSend(const DeviceComm& c, const ReduceTask& task, int ch) {
+  uint64_t* counter = c.signals[c.rank] + SignalLayout::sent(task.peer, ch);
+  const uint64_t start = *counter;
+  uint64_t chunks = 0;
+  const bool done = forEachRangeChunk(c, task.bytes, maxChunkBytes(c, task), ch, &chunks, [&](size_t offset, size_t length, uint64_t k) {
+    return ringSendChunk(c, task.peer, ch, start + k, task.src + offset, length, task.lowLatency);
+  });
+  if (done && threadIdx.x == 0) *counter = start + chunks;
+}
+
+// Reduce-receive (and, for kReduceSendRecv, send first) on channel ch. Per chunk: every peer's slot
+// must be posted; the block reduces this rank's input and the peers' slots in rank order into dst;
+// then every peer learns its slot is free.
+template <typename T, int Op>
+__device__ void runRecv(const DeviceComm& c, const ReduceTask& task, int ch) {
+  const int me = c.rank, n = c.nranks;
+  const bool sendFirst = task.role == kReduceSendRecv;
+  uint64_t* mine = c.signals[me];
+  // Starting sequences of every peer's rings on this channel, read once before anything moves.
+  __shared__ uint64_t recvStart[kMaxLocalRanks], sendStart[kMaxLocalRanks];
+  __shared__ const char* inputs[kMaxLocalRanks];
+  __shared__ int ok;
+  if (threadIdx.x < n && threadIdx.x != me) {
+    recvStart[threadIdx.x] = mine[SignalLayout::recvd(threadIdx.x, ch)];
+    if (sendFirst) sendStart[threadIdx.x] = mine[SignalLayout::sent(threadIdx.x, ch)];
+  }
+  __syncthreads();
+
+  const bool lowLatency = task.lowLatency;
+  uint64_t chunks = 0;
+  const bool done = forEachRangeChunk(c, task.bytes, maxChunkBytes(c, task), ch, &chunks, [&](size_t offset, size_t length, uint64_t k) {
+    if (sendFirst) {
+      for (int q = 0; q < n; ++q)
+        if (q != me && !ringSendChunk(c, q, ch, sendStart[q] + k, task.src + offset, length, lowLatency)) return false;
+    }
+    if (lowLatency) {
+      for (int q = 0; q < n; ++q) {
+        if (q == me) continue;
+        const uint64_t seq = recvStart[q] + k;
+        const int slot = static_cast<int>(seq % c.slots);
+        const auto* lines = reinterpret_cast<const uint4*>(c.workspace[me] + workspaceLlSlotOffset(c, q, ch, slot));
+        if (!llRecvChunk(c, lines, c.workspace[me] + workspaceSlotOffset(c, q, ch, slot), length,
+                         static_cast<uint32_t>(seq + 1)))
+          return false;
+      }
+    }
+    if (threadIdx.x < n) {
+      const int q = threadIdx.x;
+      inputs[q] = q == me ? task.src + offset
+                          : c.workspace[me] + workspaceSlotOffset(c, q, ch, static_cast<int>((recvStart[q] + k) % c.slots));
+    }
+    if (threadIdx.x == 0) {
+      ok = 1;
+      for (int q = 0; q < n && ok && !lowLatency; ++q)
+        if (q != me && !waitAtLeast(c, mine + SignalLayout::posted(q, ch), recvStart[q] + k + 1)) ok = 0;
+    }
+    __syncthreads();
+    if (!ok) return false;
+    blockReduce<T, Op>(task.dst + offset, inputs, n, length);
+    // Every thread's loads of the slots have returned before any peer may overwrite them (the release
+    // of blockRelease: no fence, this block's own stores went to local memory).
+    __syncthreads();
+    if (threadIdx.x == 0) {
+      for (int q = 0; q < n; ++q)
+        if (q != me) storeReleaseSys(c.signals[q] + SignalLayout::consumed(me, ch), recvStart[q] + k + 1);
+    }
+    return true;
+  });
+  if (done && threadIdx.x < n && threadIdx.x != me) {
+    mine[SignalLayout::recvd(threadIdx.x, ch)] = recvStart[threadIdx.x] + chunks;
+    if (sendFirst) mine[SignalLayout::sent(threadIdx.x, ch)] = sendStart[threadIdx.x] + chunks;
+  }
+}
+
+// One instantiation per datatype; the operator is a switch per block, outside every loop.
+template <typename T>
+__global__ void __launch_bounds__(kThreads) reduceKernel(const __grid_constant__ ReduceLaunch args) {
+  const int ch = blockIdx.x % args.comm.channels;
+  const ReduceTask& task = args.tasks[blockIdx.x / args.comm.channels];
+  if (task.role == kReduceSend) {
+    runSend(args.comm, task, ch);
+    return;
+  }
+  switch (args.op) {
+    case alloySum: runRecv<T, alloySum>(args.comm, task, ch); break;
+    case alloyProd: runRecv<T, alloyProd>(args.comm, task, ch); break;
+    case alloyMax: runRecv<T, alloyMax>(args.comm, task, ch); break;
+    case alloyMin: runRecv<T, alloyMin>(args.comm, task, ch); break;
+    default: runRecv<T, alloyAvg>(args.comm, task, ch); break;
+  }
+}
+
+template <typename T>
+cudaError_t launchTyped(const ReduceLaunch& launch, cudaStream_t stream) {
+  reduceKernel<T><<<launch.numTasks * launch.comm.channels, kThreads, 0, stream>>>(launch);
+  return cudaGetLastError();
+}
+
+}  // namespace
+
+cudaError_t launchReduce(const ReduceLaunch& launch, alloyDataType_t type, cudaStream_t stream) {
+  if (launch.numTasks == 0) return cudaSuccess;
+  switch (type) {
+    case alloyInt8: return launchTyped<int8_t>(launch, stream);
+    case alloyUint8: return launchTyped<uint8_t>(launch, stream);
+    case alloyInt32: return launchTyped<int32_t>(launch, stream);
+    case alloyUint32: return launchTyped<uint32_t>(launch, stream);
+    case alloyInt64: return launchTyped<int64_t>(launch, stream);
+    case alloyUint64: return launchTyped<uint64_t>(launch, stream);
+    case alloyFloat16: return launchTyped<__half>(launch, stream);
+    case alloyFloat32: return launchTyped<float>(launch, stream);
+    case alloyFloat64: return launchTyped<double>(launch, stream);
+    case alloyBfloat16: return launchTyped<__nv_bfloat16>(launch, stream);
+    case alloyFloat8e4m3: return launchTyped<__nv_fp8_e4m3>(launch, stream);
+    case alloyFloat8e5m2: return launchTyped<__nv_fp8_e5m2>(launch, stream);
+    default: return cudaErrorInvalidValue;
+  }
+}
+
+}  // namespace alloy

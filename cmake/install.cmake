@@ -6,7 +6,7 @@ install(TARGETS alloy EXPORT AlloyTargets
   ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
   RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR}
   INCLUDES DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
-install(FILES include/alloy.h DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
+install(FILES include/alloy.h include/alloy_mpix.h DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
 install(EXPORT AlloyTargets NAMESPACE Alloy:: DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/Alloy)
 
 configure_package_config_file(cmake/AlloyConfig.cmake.in ${CMAKE_CURRENT_BINARY_DIR}/AlloyConfig.cmake
@@ -23,3 +23,14 @@ list(GET ALLOY_PC_CUDA_INCLUDE 0 ALLOY_PC_CUDA_INCLUDE)
 set(ALLOY_PC_CUDA_LIBDIR "${CUDAToolkit_LIBRARY_DIR}")
 configure_file(cmake/alloy.pc.in ${CMAKE_CURRENT_BINARY_DIR}/alloy.pc @ONLY)
 install(FILES ${CMAKE_CURRENT_BINARY_DIR}/alloy.pc DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)
+
+# The Fortran module of the MPI extension: liballoy_fortran.so, the .mod files (they belong to the Fortran
+# compiler that built them, hence under lib/) and alloy-fortran.pc. Not in the CMake export, which would
+# make every consumer of Alloy::alloy need MPI's Fortran support.
+if(TARGET alloy_fortran)
+  set(ALLOY_FORTRAN_MODDIR ${CMAKE_INSTALL_LIBDIR}/fortran/alloy)
+  install(TARGETS alloy_fortran LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR})
+  install(DIRECTORY ${CMAKE_BINARY_DIR}/mpi_ext/fortran/modules/ DESTINATION ${ALLOY_FORTRAN_MODDIR})
+  configure_file(cmake/alloy-fortran.pc.in ${CMAKE_CURRENT_BINARY_DIR}/alloy-fortran.pc @ONLY)
+  install(FILES ${CMAKE_CURRENT_BINARY_DIR}/alloy-fortran.pc DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)
+endif()

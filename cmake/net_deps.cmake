@@ -1,0 +1,36 @@
+# Dependencies of the inter-node transports: rdma-core's libibverbs and UCX. Each is optional; without
+# it lib/ builds an "absent" probe instead, so the library builds and runs on machines lacking either.
+option(ALLOY_WITH_VERBS "Probe RDMA devices through rdma-core's libibverbs when it is found" ON)
+option(ALLOY_WITH_UCX "Probe UCX when it is found" ON)
+
+set(ALLOY_HAVE_VERBS OFF)
+set(ALLOY_VERBS_STATE "OFF (ALLOY_WITH_VERBS=OFF)")
+if(ALLOY_WITH_VERBS)
+  # rdma-core does not ship a pkg-config file everywhere (vendor stacks differ); library and header do.
+  find_library(ALLOY_IBVERBS_LIBRARY ibverbs)
+  find_path(ALLOY_IBVERBS_INCLUDE_DIR infiniband/verbs.h)
+  if(ALLOY_IBVERBS_LIBRARY AND ALLOY_IBVERBS_INCLUDE_DIR)
+    set(ALLOY_HAVE_VERBS ON)
+    set(ALLOY_VERBS_STATE "ON (${ALLOY_IBVERBS_LIBRARY})")
+    add_library(Alloy_ibverbs UNKNOWN IMPORTED)
+    set_target_properties(Alloy_ibverbs PROPERTIES IMPORTED_LOCATION ${ALLOY_IBVERBS_LIBRARY}
+      INTERFACE_INCLUDE_DIRECTORIES ${ALLOY_IBVERBS_INCLUDE_DIR})
+  else()
+    set(ALLOY_VERBS_STATE "OFF (libibverbs not found; install rdma-core's libibverbs-dev)")
+    message(WARNING "libibverbs not found: the verbs probe is left out")
+  endif()
+endif()
+
+set(ALLOY_HAVE_UCX OFF)
+set(ALLOY_UCX_STATE "OFF (ALLOY_WITH_UCX=OFF)")
+if(ALLOY_WITH_UCX)
+  pkg_check_modules(UCX IMPORTED_TARGET ucx)
+  if(UCX_FOUND)
+    set(ALLOY_HAVE_UCX ON)
+    set(ALLOY_UCX_STATE "ON (UCX ${UCX_VERSION})")
+  else()
+    set(ALLOY_UCX_STATE "OFF (UCX not found; install libucx-dev)")
+    message(WARNING "UCX not found: the UCX probe is left out")
+  endif()
+endif()
+message(STATUS "Alloy: inter-node probes: verbs ${ALLOY_VERBS_STATE}; UCX ${ALLOY_UCX_STATE}")

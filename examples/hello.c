@@ -55,6 +55,11 @@ int main(int argc, char** argv) {
          device < 0 ? " (host-only: no CUDA device on this machine)" : "");
   int wrong = 0;
   if (device >= 0) {
+    /* As with NCCL, buffers and streams belong to the communicator's device: make it current first. */
+    if (cudaSetDevice(device) != cudaSuccess) {
+      fprintf(stderr, "cudaSetDevice(%d) failed\n", device);
+      MPI_Abort(MPI_COMM_WORLD, 1);
+    }
     wrong = alltoallDemo(comm, rank, nranks);
     printf("rank %d: alltoall of %d x 4 MiB: %s\n", rank, nranks, wrong ? "WRONG" : "correct");
   }

@@ -1,0 +1,135 @@
+#include "context.h"
+
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <mutex>
+#include <vector>
+
+namespace alloy_mpix {
+namespace {
+
+std::mutex registryMutex;
+int contextKeyval = MPI_KEYVAL_INVALID;
+// Unreleased contexts in creation order; released in reverse at MPI_Finalize. The order matters: each
+// release ends with collective steps, and the reverse of the order in which the ranks created them
+// collectively is an order in which every rank can complete them.
+std::vector<Context*> registry;
+
+void release(Context* context) {
+  if (context->released) return;
+  context->released = true;
+  // Collective like MPI_Comm_free, which is what brings us here: every member runs it.
+  if (context->gpu != nullptr) alloyCommDestroy(context->gpu);
+  context->gpu = nullptr;
+  MPI_Comm_free(&context->agreement);
+}
+
+void unregister(Context* context) {
+  std::lock_guard<std::mutex> lock(registryMutex);
+  registry.erase(std::remove(registry.begin(), registry.end(), context), registry.end());
+}
+
+// The attribute's delete callback: MPI_Comm_free of the communicator, or MPI's own teardown of a
+// communicator after MPI_Finalize has released the context already.
+int deleteContext(MPI_Comm, int, void* value, void*) {
+  auto* context = static_cast<Context*>(value);
+  release(context);
+  unregister(context);
+  delete context;
+  return MPI_SUCCESS;
+}
+
+// MPI_Finalize calls the delete callbacks of MPI_COMM_SELF's attributes before anything else, while every
+// communicator still works: the GPU communicators must go before MPI does, including those of
+// communicators the program never freed (MPI_COMM_WORLD's among them). Their attributes stay attached;
+// deleteContext later frees the released shells.
+int releaseAllAtFinalize(MPI_Comm, int, void*, void*) {
+  std::vector<Context*> contexts;
+  {
+    std::lock_guard<std::mutex> lock(registryMutex);
+    contexts.assign(registry.rbegin(), registry.rend());
+    registry.clear();
+  }
+  for (Context* context : contexts) release(context);
+  return MPI_SUCCESS;
+}
+
+Problem createKeyvals(const char* function) {
+  if (contextKeyval != MPI_KEYVAL_INVALID) return {};
+  int finalizeKeyval = MPI_KEYVAL_INVALID;
+  // MPI_COMM_NULL_COPY_FN: a duplicated communicator starts without a context and gets its own on its
+  // first MPIX call; sharing one would make two communicators' operations share one GPU engine.
+  if (MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, deleteContext, &contextKeyval, nullptr) != MPI_SUCCESS ||
+      MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, releaseAllAtFinalize, &finalizeKeyval, nullptr) != MPI_SUCCESS ||
+      MPI_Comm_set_attr(MPI_COMM_SELF, finalizeKeyval, nullptr) != MPI_SUCCESS) {
+    contextKeyval = MPI_KEYVAL_INVALID;
+    return problem(MPI_ERR_OTHER, "%s: cannot create the MPI attribute keyvals that cache GPU communicators",
+                   function);
+  }
+  return {};
+}
+
+}  // namespace
+
+Problem contextOf(MPI_Comm comm, const char* function, Context** out) {
+  {
+    std::lock_guard<std::mutex> lock(registryMutex);
+    if (Problem p = createKeyvals(function)) return p;
+  }
+  void* value = nullptr;
+  int found = 0;
+  if (MPI_Comm_get_attr(comm, contextKeyval, &value, &found) != MPI_SUCCESS)
+    return problem(MPI_ERR_COMM, "%s: cannot read the communicator's attributes", function);
+  if (found) {
+    *out = static_cast<Context*>(value);
+    return {};
+  }
+  auto* context = new Context;
+  if (MPI_Comm_dup(comm, &context->agreement) != MPI_SUCCESS) {
+    delete context;
+    return problem(MPI_ERR_OTHER, "%s: MPI_Comm_dup of the communicator failed", function);
+  }
+  MPI_Comm_set_errhandler(context->agreement, MPI_ERRORS_RETURN);
+  if (MPI_Comm_set_attr(comm, contextKeyval, context) != MPI_SUCCESS) {
+    MPI_Comm_free(&context->agreement);
+    delete context;
+    return problem(MPI_ERR_OTHER, "%s: cannot cache the GPU communicator on the communicator", function);
+  }
+  std::lock_guard<std::mutex> lock(registryMutex);
+  registry.push_back(context);
+  *out = context;
+  return {};
+}
+
+alloyResult_t gpuCommOf(Context* context, alloyComm_t* out) {
+  if (context->gpu == nullptr) {
+    // The device current at the first GPU call, not Alloy's local-rank choice: an MPI+CUDA program has
+    // already picked its device with cudaSetDevice, and its buffers and streams live there.
+    alloyConfig_t config = ALLOY_CONFIG_INITIALIZER;
+    if (cudaGetDevice(&config.cudaDevice) != cudaSuccess) {
+      cudaGetLastError();
+      config.cudaDevice = -1;
+    }
+    const alloyResult_t result = alloyCommCreateFromMPI(context->agreement, &config, &context->gpu);
+    if (result != alloySuccess) {
+      context->gpu = nullptr;
+      return result;
+    }
+  }
+  *out = context->gpu;
+  return alloySuccess;
+}
+
+int liveContexts() {
+  std::lock_guard<std::mutex> lock(registryMutex);
+  return static_cast<int>(registry.size());
+}
+
+int liveGpuComms() {
+  std::lock_guard<std::mutex> lock(registryMutex);
+  return static_cast<int>(std::count_if(registry.begin(), registry.end(),
+                                        [](const Context* c) { return c->gpu != nullptr; }));
+}
+
+}  // namespace alloy_mpix

@@ -1,0 +1,33 @@
+// The state an MPI communicator carries for the MPIX functions, cached on it as an attribute: created
+// on the first MPIX call on that communicator, released when the communicator is freed or at
+// MPI_Finalize, whichever comes first. A duplicate (MPI_Comm_dup) does not inherit it.
+#pragma once
+
+#include <mpi.h>
+
+#include "alloy.h"
+#include "problem.h"
+
+namespace alloy_mpix {
+
+struct Context {
+  // Private duplicate of the caller's communicator: the per-call agreement of the MPIX functions never
+  // matches a message of the caller's.
+  MPI_Comm agreement = MPI_COMM_NULL;
+  // The GPU communicator, created by the first call whose data are on the GPU (never, on a machine
+  // without one, or in a program that only passes host memory).
+  alloyComm_t gpu = nullptr;
+  bool released = false;  // released at MPI_Finalize, still attached to a communicator MPI frees later
+};
+
+// The context of comm, created (collectively: all ranks make the same MPIX calls) on first use.
+Problem contextOf(MPI_Comm comm, const char* function, Context** out);
+
+// The context's GPU communicator, created (collectively) on first use on the CUDA device current now.
+alloyResult_t gpuCommOf(Context* context, alloyComm_t* out);
+
+// Contexts and GPU communicators not yet released: for tests that check nothing leaks.
+int liveContexts();
+int liveGpuComms();
+
+}  // namespace alloy_mpix

@@ -1,0 +1,87 @@
+#include "datatypes.h"
+
+#include <vector>
+
+namespace alloy_mpix {
+namespace {
+
+enum class Kind { Signed, Unsigned, Float };
+
+struct Predefined {
+  MPI_Datatype type;
+  Kind kind;
+};
+
+// The predefined types a reduction may take, by kind; the width comes from MPI_Type_size, so that
+// MPI_LONG or MPI_INTEGER map right whatever the platform's sizes are. Types of a width Alloy does not
+// reduce (16-bit integers, long double) are listed too and turned away by widthType below.
+const std::vector<Predefined>& predefinedTypes() {
+  static const std::vector<Predefined> table = {
+      {MPI_CHAR, Kind::Signed},          {MPI_SIGNED_CHAR, Kind::Signed},   {MPI_INT8_T, Kind::Signed},
+      {MPI_SHORT, Kind::Signed},         {MPI_INT16_T, Kind::Signed},       {MPI_INT, Kind::Signed},
+      {MPI_INT32_T, Kind::Signed},       {MPI_LONG, Kind::Signed},          {MPI_LONG_LONG, Kind::Signed},
+      {MPI_INT64_T, Kind::Signed},       {MPI_AINT, Kind::Signed},          {MPI_OFFSET, Kind::Signed},
+      {MPI_COUNT, Kind::Signed},         {MPI_INTEGER, Kind::Signed},       {MPI_INTEGER1, Kind::Signed},
+      {MPI_INTEGER2, Kind::Signed},      {MPI_INTEGER4, Kind::Signed},      {MPI_INTEGER8, Kind::Signed},
+      {MPI_BYTE, Kind::Unsigned},        {MPI_UNSIGNED_CHAR, Kind::Unsigned}, {MPI_UINT8_T, Kind::Unsigned},
+      {MPI_UNSIGNED_SHORT, Kind::Unsigned}, {MPI_UINT16_T, Kind::Unsigned}, {MPI_UNSIGNED, Kind::Unsigned},
+      {MPI_UINT32_T, Kind::Unsigned},    {MPI_UNSIGNED_LONG, Kind::Unsigned},
+      {MPI_UNSIGNED_LONG_LONG, Kind::Unsigned}, {MPI_UINT64_T, Kind::Unsigned},
+      {MPI_FLOAT, Kind::Float},          {MPI_DOUBLE, Kind::Float},         {MPI_LONG_DOUBLE, Kind::Float},
+      {MPI_REAL, Kind::Float},           {MPI_DOUBLE_PRECISION, Kind::Float}, {MPI_REAL4, Kind::Float},
+      {MPI_REAL8, Kind::Float},
+  };
+  return table;
+}
+
+bool widthType(Kind kind, MPI_Count size, alloyDataType_t* out) {
+  switch (size) {
+    case 1:
+      if (kind == Kind::Float) return false;
+      *out = kind == Kind::Signed ? alloyInt8 : alloyUint8;
+      return true;
+    case 4:
+      *out = kind == Kind::Signed ? alloyInt32 : kind == Kind::Unsigned ? alloyUint32 : alloyFloat32;
+      return true;
+    case 8:
+      *out = kind == Kind::Signed ? alloyInt64 : kind == Kind::Unsigned ? alloyUint64 : alloyFloat64;
+      return true;
+    default:
+      return false;
+  }
+}
+
+}  // namespace
+
+bool describeType(MPI_Datatype type, TypeInfo* info) {
+  if (type == MPI_DATATYPE_NULL) return false;
+  MPI_Count lb = 0, extent = 0, trueLb = 0, trueExtent = 0;
+  if (MPI_Type_size_x(type, &info->size) != MPI_SUCCESS || MPI_Type_get_extent_x(type, &lb, &extent) != MPI_SUCCESS ||
+      MPI_Type_get_true_extent_x(type, &trueLb, &trueExtent) != MPI_SUCCESS)
+    return false;
+  info->extent = extent;
+  info->contiguous = info->size == extent && lb == 0 && trueLb == 0 && trueExtent == info->size;
+  char name[MPI_MAX_OBJECT_NAME] = "";
+  int length = 0;
+  MPI_Type_get_name(type, name, &length);
+  info->name = length > 0 ? name : "a derived datatype";
+  info->reducible = false;
+  for (const Predefined& p : predefinedTypes()) {
+    if (p.type == type) {
+      info->reducible = widthType(p.kind, info->size, &info->alloyType);
+      break;
+    }
+  }
+  return true;
+}
+
+bool mapOp(MPI_Op op, alloyRedOp_t* out) {
+  if (op == MPI_SUM) *out = alloySum;
+  else if (op == MPI_PROD) *out = alloyProd;
+  else if (op == MPI_MIN) *out = alloyMin;
+  else if (op == MPI_MAX) *out = alloyMax;
+  else return false;
+  return true;
+}
+
+}  // namespace alloy_mpix

@@ -1,0 +1,119 @@
+#include "execute.h"
+
+#include "context.h"
+#include "errors.h"
+
+namespace alloy_mpix {
+namespace {
+
+// The CUDA device the GPU engine of this communicator uses, or would use if created now.
+int engineDevice(Context* context) {
+  int device = -1;
+  if (context->gpu != nullptr) alloyCommCuDevice(context->gpu, &device);
+  else if (processHasCudaDevice() && cudaGetDevice(&device) != cudaSuccess) cudaGetLastError();
+  return device;
+}
+
+// Everything this rank can find wrong on its own, and the kinds of memory it passed. Runs before the
+// ranks agree, so that a problem on any rank stops every rank.
+Problem checkLocally(const char* function, Request* request, Context* context, cudaStream_t stream, int* kinds) {
+  *kinds = kNoData;
+  if (request->problem) return request->problem;
+  if (!request->inPlace && overlap(request->send, request->recv))
+    return problem(MPI_ERR_BUFFER, "%s: %s and %s overlap; pass MPI_IN_PLACE as sendbuf for an in-place operation",
+                   function, request->sendName, request->recvName);
+  const int device = engineDevice(context);
+  int sendKind = kNoData, recvKind = kNoData;
+  if (Problem p = classify(request->send, device, function, request->sendName, &sendKind)) return p;
+  if (Problem p = classify(request->recv, device, function, request->recvName, &recvKind)) return p;
+  *kinds = sendKind | recvKind;
+  if ((*kinds & kGpuMemory) && request->gpuProblem) return request->gpuProblem;
+  if (*kinds & kHostMemory) {
+    if (request->hostProblem) return request->hostProblem;
+    // MPI reads and writes host memory at once: work the caller enqueued before this call, which may
+    // produce the send data or still read the receive buffer, must be finished first.
+    if (processHasCudaDevice()) {
+      const cudaError_t err = cudaStreamSynchronize(stream);
+      if (err != cudaSuccess) {
+        cudaGetLastError();
+        return problem(MPI_ERR_OTHER, "%s: cudaStreamSynchronize(stream) before the host-memory path failed: %s",
+                       function, cudaGetErrorString(err));
+      }
+    }
+  }
+  return {};
+}
+
+int runOnGpu(const char* function, MPI_Comm comm, Request* request, Context* context, cudaStream_t stream) {
+  alloyComm_t gpu = nullptr;
+  alloyResult_t result = gpuCommOf(context, &gpu);
+  if (result != alloySuccess) return report(comm, fromAlloy(result, function));
+  const void* send = request->send.base;
+  void* staged = nullptr;
+  if (request->stageSend && request->send.bytes > 0) {
+    // Stream-ordered allocation and copy: nothing blocks, and the copy is freed after the operation read it.
+    cudaError_t err = cudaMallocAsync(&staged, request->send.bytes, stream);
+    if (err == cudaSuccess)
+      err = cudaMemcpyAsync(staged, request->send.base, request->send.bytes, cudaMemcpyDefault, stream);
+    if (err != cudaSuccess) {
+      cudaGetLastError();
+      if (staged != nullptr) cudaFreeAsync(staged, stream);
+      return report(comm, problem(MPI_ERR_OTHER, "%s: staging the in-place send data (%zu bytes) failed: %s",
+                                  function, request->send.bytes, cudaGetErrorString(err)));
+    }
+    send = staged;
+  }
+  result = request->viaGpu(gpu, send, stream);
+  if (staged != nullptr) cudaFreeAsync(staged, stream);
+  return result == alloySuccess ? MPI_SUCCESS : report(comm, fromAlloy(result, function));
+}
+
+}  // namespace
+
+int execute(const char* function, MPI_Comm comm, cudaStream_t stream, const Prepare& prepare) {
+  int initialized = 0, finalized = 0;
+  MPI_Initialized(&initialized);
+  MPI_Finalized(&finalized);
+  if (!initialized || finalized) return MPI_ERR_OTHER;  // no error handler may be called outside MPI
+  if (comm == MPI_COMM_NULL)
+    return report(MPI_COMM_NULL, problem(MPI_ERR_COMM, "%s: comm is MPI_COMM_NULL", function));
+  int inter = 0;
+  MPI_Comm_test_inter(comm, &inter);
+  if (inter)
+    return report(comm, problem(MPI_ERR_COMM, "%s: comm is an inter-communicator; MPIX functions take "
+                                              "intra-communicators", function));
+  CommShape shape;
+  MPI_Comm_rank(comm, &shape.rank);
+  MPI_Comm_size(comm, &shape.size);
+  Context* context = nullptr;
+  if (Problem p = contextOf(comm, function, &context)) return report(comm, p);
+
+  Request request;
+  prepare(shape, &request);
+  int kinds = kNoData;
+  const Problem mine = checkLocally(function, &request, context, stream, &kinds);
+
+  // One agreement per call, on the private duplicate: which kinds of memory the ranks passed, and the
+  // highest rank that found a problem. A rank that moves no data (zero counts, NULL buffers) cannot tell
+  // the engine from its own arguments, and no rank may go on into a collective that a peer skipped.
+  const int vote[3] = {(kinds & kHostMemory) ? 1 : 0, (kinds & kGpuMemory) ? 1 : 0, mine ? shape.rank + 1 : 0};
+  int all[3] = {0, 0, 0};
+  if (MPI_Allreduce(vote, all, 3, MPI_INT, MPI_MAX, context->agreement) != MPI_SUCCESS)
+    return report(comm, problem(MPI_ERR_OTHER, "%s: the ranks could not agree on the call (MPI_Allreduce failed)",
+                                function));
+  if (mine) return report(comm, mine);
+  if (all[2] != 0)
+    return report(comm, problem(MPI_ERR_OTHER, "%s: rank %d rejected its arguments, so no rank did anything",
+                                function, all[2] - 1));
+  if (all[0] && all[1])
+    return report(comm, problem(MPI_ERR_BUFFER,
+                                "%s: %s; all ranks must pass GPU-accessible memory, or all ordinary host memory",
+                                function, kinds == (kHostMemory | kGpuMemory)
+                                              ? "this rank passed host memory and GPU memory"
+                                              : "some ranks passed host memory and others GPU memory"));
+  if (all[1]) return runOnGpu(function, comm, &request, context, stream);
+  if (all[0]) return request.viaMpi();
+  return MPI_SUCCESS;  // no rank moves any data
+}
+
+}  // namespace alloy_mpix

@@ -12,18 +12,18 @@ namespace alloyperf {
 namespace {
 
 const TypeInfo kTypes[alloyNumTypes] = {
-    {alloyInt8, "int8", 1, false, true, 0},
-    {alloyUint8, "uint8", 1, false, false, 0},
-    {alloyInt32, "int32", 4, false, true, 0},
-    {alloyUint32, "uint32", 4, false, false, 0},
-    {alloyInt64, "int64", 8, false, true, 0},
-    {alloyUint64, "uint64", 8, false, false, 0},
-    {alloyFloat16, "half", 2, true, true, 10},
-    {alloyFloat32, "float", 4, true, true, 23},
-    {alloyFloat64, "double", 8, true, true, 52},
-    {alloyBfloat16, "bfloat16", 2, true, true, 7},
-    {alloyFloat8e4m3, "fp8e4m3", 1, true, true, 3},
-    {alloyFloat8e5m2, "fp8e5m2", 1, true, true, 2},
+    {alloyInt8, "int8", 1, false, true, 0, 0, 0},
+    {alloyUint8, "uint8", 1, false, false, 0, 0, 0},
+    {alloyInt32, "int32", 4, false, true, 0, 0, 0},
+    {alloyUint32, "uint32", 4, false, false, 0, 0, 0},
+    {alloyInt64, "int64", 8, false, true, 0, 0, 0},
+    {alloyUint64, "uint64", 8, false, false, 0, 0, 0},
+    {alloyFloat16, "half", 2, true, true, 10, 15, -24},
+    {alloyFloat32, "float", 4, true, true, 23, 127, -149},
+    {alloyFloat64, "double", 8, true, true, 52, 1023, -1074},
+    {alloyBfloat16, "bfloat16", 2, true, true, 7, 127, -133},
+    {alloyFloat8e4m3, "fp8e4m3", 1, true, true, 3, 8, -9},
+    {alloyFloat8e5m2, "fp8e5m2", 1, true, true, 2, 15, -16},
 };
 
 struct Alias {

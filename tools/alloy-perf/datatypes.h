@@ -19,6 +19,8 @@ struct TypeInfo {
   bool isFloat;
   bool isSigned;     // integers only
   int mantissaBits;  // floats: explicitly stored mantissa bits (10 for half, 23 for float, ...)
+  int maxExp;        // floats: largest e with 2^e finite
+  int minExp;        // floats: exponent of the smallest subnormal (its value is 2^minExp)
 };
 
 const TypeInfo& typeInfo(alloyDataType_t type);

@@ -1,0 +1,149 @@
+// alloyBroadcast and alloyAllGather: data movement, so every byte is compared exactly. Every datatype,
+// sizes from 0 to many ring turns, every root, unaligned buffers, in place (NCCL's definitions), and
+// 100 operations back to back.
+#include <algorithm>
+#include <string>
+#include <vector>
+
+#include "gpu_test_util.h"
+
+namespace alloytest {
+namespace {
+
+struct Layout {
+  size_t sendOffset = 0;  // bytes into the send allocation (in place: into the receive allocation)
+  size_t recvOffset = 0;
+  bool inPlace = false;
+};
+
+class Gathers : public CommTest {
+ protected:
+  // One broadcast of count elements from root with fresh data; checks the whole receive allocation.
+  void broadcast(size_t count, alloyDataType_t type, int root, uint64_t tag, Layout l = {}) {
+    SCOPED_TRACE("broadcast count " + std::to_string(count) + " " + typeName(type) + " root " + std::to_string(root) +
+                 (l.inPlace ? " in place" : "") + " offsets " + std::to_string(l.sendOffset) + "/" +
+                 std::to_string(l.recvOffset));
+    const size_t bytes = count * typeSize(type);
+    const std::vector<uint8_t> data = genVector(streamOf(seed, tag, root), bytes);
+    const size_t recvAt = l.inPlace ? l.sendOffset : l.recvOffset;
+    DeviceBuffer send(l.sendOffset + bytes), recv(recvAt + bytes + kGuard);
+    ASSERT_TRUE(allRanksOk(send.ok() && recv.ok()));
+    send.poison(stream);
+    recv.poison(stream);
+    uint8_t* sendPtr = l.inPlace ? recv.get() + recvAt : send.get() + l.sendOffset;
+    if (rank == root) (l.inPlace ? recv : send).upload(data, l.inPlace ? recvAt : l.sendOffset, stream);
+    ALLOY_EXPECT_OK(alloyBroadcast(sendPtr, recv.get() + recvAt, count, type, root, comm, stream));
+    std::vector<uint8_t> expected(recv.bytes(), kPoison);
+    std::copy(data.begin(), data.end(), expected.begin() + recvAt);
+    const std::vector<uint8_t> got = recv.download(stream);
+    EXPECT_TRUE(bytesEqual(expected.data(), got.data(), got.size(), "recv allocation"));
+  }
+
+  // One allgather of count elements per rank with fresh data; checks the whole receive allocation.
+  void allgather(size_t count, alloyDataType_t type, uint64_t tag, Layout l = {}) {
+    SCOPED_TRACE("allgather count " + std::to_string(count) + " " + typeName(type) + (l.inPlace ? " in place" : "") +
+                 " offsets " + std::to_string(l.sendOffset) + "/" + std::to_string(l.recvOffset));
+    const size_t part = count * typeSize(type), n = static_cast<size_t>(nranks);
+    const size_t recvAt = l.inPlace ? l.sendOffset : l.recvOffset;
+    DeviceBuffer send(l.sendOffset + part), recv(recvAt + part * n + kGuard);
+    ASSERT_TRUE(allRanksOk(send.ok() && recv.ok()));
+    send.poison(stream);
+    recv.poison(stream);
+    std::vector<uint8_t> expected(recv.bytes(), kPoison);
+    for (size_t p = 0; p < n; ++p) genBytes(streamOf(seed, tag, p), 0, part, expected.data() + recvAt + p * part);
+    const std::vector<uint8_t> mine = genVector(streamOf(seed, tag, rank), part);
+    uint8_t* sendPtr;
+    if (l.inPlace) {
+      sendPtr = recv.get() + recvAt + rank * part;
+      recv.upload(mine, recvAt + rank * part, stream);
+    } else {
+      sendPtr = send.get() + l.sendOffset;
+      send.upload(mine, l.sendOffset, stream);
+    }
+    ALLOY_EXPECT_OK(alloyAllGather(sendPtr, recv.get() + recvAt, count, type, comm, stream));
+    const std::vector<uint8_t> got = recv.download(stream);
+    EXPECT_TRUE(bytesEqual(expected.data(), got.data(), got.size(), "recv allocation"));
+  }
+};
+
+class Broadcast : public Gathers {};
+class AllGather : public Gathers {};
+
+TEST_F(Broadcast, EveryDatatypeCountAndRoot) {
+  uint64_t tag = 0;
+  for (alloyDataType_t type : kAllTypes)
+    for (size_t count : {size_t{0}, size_t{1}, size_t{7}, size_t{1001}}) {
+      ++tag;
+      broadcast(count, type, static_cast<int>(tag % nranks), tag);
+    }
+  for (int root = 0; root < nranks; ++root)
+    for (size_t bytes : {size_t{4096}, size_t{262145}, (size_t{3} << 20) + 5, (size_t{64} << 20) + 3})
+      broadcast(bytes, alloyUint8, root, ++tag);
+}
+
+TEST_F(Broadcast, InPlaceAndUnaligned) {
+  uint64_t tag = 0;
+  const int root = nranks - 1;
+  for (size_t count : {size_t{1}, size_t{1001}, size_t{300001}}) {
+    broadcast(count, alloyFloat32, root, ++tag, {0, 0, true});
+    broadcast(count, alloyInt8, root, ++tag, {3, 3, true});
+    broadcast(count, alloyUint8, root, ++tag, {1, 3});
+    broadcast(count, alloyFloat16, root, ++tag, {2, 6});
+  }
+}
+
+TEST_F(AllGather, EveryDatatypeAndCount) {
+  uint64_t tag = 0;
+  for (alloyDataType_t type : kAllTypes)
+    for (size_t count : {size_t{0}, size_t{1}, size_t{7}, size_t{1001}, size_t{70001}}) allgather(count, type, ++tag);
+  for (size_t bytes : {size_t{4096}, size_t{262143}, (size_t{3} << 20) + 5, (size_t{32} << 20) + 1})
+    allgather(bytes, alloyUint8, ++tag);
+}
+
+TEST_F(AllGather, InPlaceAndUnaligned) {
+  uint64_t tag = 0;
+  for (size_t count : {size_t{1}, size_t{1001}, size_t{300001}}) {
+    allgather(count, alloyFloat32, ++tag, {0, 0, true});
+    allgather(count, alloyInt8, ++tag, {3, 3, true});
+    allgather(count, alloyUint8, ++tag, {1, 3});
+    allgather(count, alloyBfloat16, ++tag, {2, 6});
+  }
+}
+
+// 100 broadcasts and allgathers alternating on one stream with no host synchronisation, each into its
+// own region of one receive buffer, the root changing every time.
+TEST_F(AllGather, HundredBackToBackWithBroadcasts) {
+  constexpr int kIterations = 100;
+  const size_t n = static_cast<size_t>(nranks);
+  Rng shape(streamOf(seed, 1000));
+  std::vector<size_t> counts(kIterations), offsets(kIterations + 1, 0);
+  for (int i = 0; i < kIterations; ++i) {
+    counts[i] = i % 10 == 9 ? shape.range(300000, 400000) : shape.range(1, 5000);
+    offsets[i + 1] = offsets[i] + counts[i] * (i % 2 == 0 ? n : 1);
+  }
+  DeviceBuffer send(400000), recv(offsets[kIterations] + kGuard);
+  ASSERT_TRUE(allRanksOk(send.ok() && recv.ok()));
+  recv.poison(stream);
+  // Every iteration sends bytes [0, count) of this rank's one stream: the send buffer never changes.
+  const std::vector<uint8_t> mine = genVector(streamOf(seed, 1, rank), 400000);
+  send.upload(mine, 0, stream);
+  for (int i = 0; i < kIterations; ++i) {
+    uint8_t* dst = recv.get() + offsets[i];
+    const alloyResult_t r = i % 2 == 0 ? alloyAllGather(send.get(), dst, counts[i], alloyUint8, comm, stream)
+                                       : alloyBroadcast(send.get(), dst, counts[i], alloyUint8, i % nranks, comm, stream);
+    EXPECT_EQ(r, alloySuccess) << "iteration " << i << ": " << alloyFailure("the collective", r);
+  }
+  const std::vector<uint8_t> got = recv.download(stream);
+  std::vector<uint8_t> expected(got.size(), kPoison);
+  for (int i = 0; i < kIterations; ++i) {
+    if (i % 2 == 0) {
+      for (size_t p = 0; p < n; ++p) genBytes(streamOf(seed, 1, p), 0, counts[i], expected.data() + offsets[i] + p * counts[i]);
+    } else {
+      genBytes(streamOf(seed, 1, i % nranks), 0, counts[i], expected.data() + offsets[i]);
+    }
+  }
+  EXPECT_TRUE(bytesEqual(expected.data(), got.data(), got.size(), "all 100 results"));
+}
+
+}  // namespace
+}  // namespace alloytest

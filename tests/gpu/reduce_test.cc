@@ -1,0 +1,267 @@
+// alloyAllReduce, alloyReduce, alloyReduceScatter: every datatype with every operator, sizes from 0 to
+// many ring turns on both sides of the one-shot threshold and with each algorithm forced, unaligned
+// buffers, in place, roots other than 0, and 100 operations back to back. Results are checked against a
+// host reference (reduce_reference.h); allreduce results must also be bit-identical on every rank.
+#include <algorithm>
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+#include "algorithm.h"
+#include "gpu_test_util.h"
+#include "reduce_reference.h"
+
+namespace alloytest {
+namespace {
+
+enum class Coll { AllReduce, Reduce, ReduceScatter };
+
+struct Shape {
+  size_t count;  // the call's count argument
+  alloyDataType_t type;
+  alloyRedOp_t op;
+  size_t sendOffset = 0;  // bytes into the send allocation (in place: into the shared allocation)
+  size_t recvOffset = 0;
+  bool inPlace = false;
+  int root = 0;
+};
+
+// Sets ALLOY_ALLREDUCE_ONESHOT_MAX_BYTES on this rank for a scope (every rank does the same).
+class OneShotMax {
+ public:
+  explicit OneShotMax(size_t bytes) { setenv(kName, std::to_string(bytes).c_str(), 1); }
+  ~OneShotMax() { unsetenv(kName); }
+
+ private:
+  static constexpr const char* kName = "ALLOY_ALLREDUCE_ONESHOT_MAX_BYTES";
+};
+
+constexpr size_t kNever = size_t{1} << 62;  // one-shot for every size
+
+class Reductions : public CommTest {
+ protected:
+  std::string describe(Coll coll, const Shape& s) const {
+    const char* names[] = {"allreduce", "reduce", "reducescatter"};
+    return std::string(names[static_cast<int>(coll)]) + " count " + std::to_string(s.count) + " " +
+           typeName(s.type) + " " + opName(s.op) + (s.inPlace ? " in place" : "") + " offsets " +
+           std::to_string(s.sendOffset) + "/" + std::to_string(s.recvOffset) + " root " + std::to_string(s.root);
+  }
+
+  // One call with fresh data (labelled tag): poisoned destination, host reference, guards around the
+  // result untouched, and for allreduce the same bits on every rank.
+  void run(Coll coll, const Shape& s, uint64_t tag) {
+    SCOPED_TRACE(describe(coll, s));
+    const size_t es = typeSize(s.type), n = static_cast<size_t>(nranks), me = static_cast<size_t>(rank);
+    const size_t inCount = coll == Coll::ReduceScatter ? s.count * n : s.count;
+    const size_t inBytes = inCount * es, outBytes = s.count * es;
+    // Where this rank's result lands inside the input when in place (NCCL's definitions).
+    const size_t inPlaceOut = coll == Coll::ReduceScatter ? me * outBytes : 0;
+
+    std::vector<std::vector<uint8_t>> inputs(n);
+    for (size_t p = 0; p < n; ++p) inputs[p] = reductionInput(s.type, s.op, streamOf(seed, tag, p), inCount);
+
+    DeviceBuffer send(s.inPlace ? 0 : s.sendOffset + inBytes);
+    DeviceBuffer recv((s.inPlace ? s.sendOffset + inBytes : s.recvOffset + outBytes) + kGuard);
+    ASSERT_TRUE(allRanksOk((s.inPlace || send.ok()) && recv.ok()));
+    recv.poison(stream);
+    uint8_t* sendPtr;
+    uint8_t* recvPtr;
+    if (s.inPlace) {
+      recv.upload(inputs[me], s.sendOffset, stream);
+      sendPtr = recv.get() + s.sendOffset;
+      recvPtr = sendPtr + inPlaceOut;
+    } else {
+      send.poison(stream);
+      send.upload(inputs[me], s.sendOffset, stream);
+      sendPtr = send.get() + s.sendOffset;
+      recvPtr = recv.get() + s.recvOffset;
+    }
+
+    alloyResult_t r = alloySuccess;
+    switch (coll) {
+      case Coll::AllReduce: r = alloyAllReduce(sendPtr, recvPtr, s.count, s.type, s.op, comm, stream); break;
+      case Coll::Reduce: r = alloyReduce(sendPtr, recvPtr, s.count, s.type, s.op, s.root, comm, stream); break;
+      case Coll::ReduceScatter: r = alloyReduceScatter(sendPtr, recvPtr, s.count, s.type, s.op, comm, stream); break;
+    }
+    EXPECT_EQ(r, alloySuccess) << alloyFailure("the collective", r);
+    const std::vector<uint8_t> got = recv.download(stream);
+    const uint8_t* result = got.data() + (recvPtr - recv.get());
+    const size_t resultStart = static_cast<size_t>(recvPtr - recv.get());
+
+    const bool hasResult = coll != Coll::Reduce || rank == s.root;
+    if (hasResult) {
+      ReferenceReduction reference(s.type, s.op, s.count);
+      const size_t part = coll == Coll::ReduceScatter ? me * outBytes : 0;
+      for (size_t p = 0; p < n; ++p) reference.add(inputs[p].data() + part);
+      EXPECT_TRUE(reference.check(result, "recvbuff"));
+    }
+    // Everything around the result keeps what was there: poison, or (in place) this rank's input.
+    std::vector<uint8_t> around(got.size(), kPoison);
+    if (s.inPlace) std::copy(inputs[me].begin(), inputs[me].end(), around.begin() + s.sendOffset);
+    const size_t resultBytes = hasResult ? outBytes : 0;
+    if (!s.inPlace && !hasResult) {
+      // Off the root, reduce leaves recvbuff undefined (NCCL); Alloy does not touch it.
+      EXPECT_TRUE(allPoison(got.data(), got.size(), "recvbuff off the root"));
+    } else {
+      EXPECT_TRUE(bytesEqual(around.data(), got.data(), resultStart, "bytes before the result"));
+      EXPECT_TRUE(bytesEqual(around.data() + resultStart + resultBytes, got.data() + resultStart + resultBytes,
+                             got.size() - resultStart - resultBytes, "bytes after the result"));
+    }
+    if (coll == Coll::AllReduce) {
+      EXPECT_TRUE(identicalOnAllRanks(result, outBytes, "allreduce result"));
+    }
+  }
+};
+
+class AllReduce : public Reductions {};
+class Reduce : public Reductions {};
+class ReduceScatter : public Reductions {};
+
+TEST_F(AllReduce, EveryDatatypeAndOperator) {
+  uint64_t tag = 0;
+  for (alloyDataType_t type : kAllTypes)
+    for (alloyRedOp_t op : kAllOps)
+      for (size_t count : {size_t{1}, size_t{7}, size_t{1001}, size_t{70001}}) run(Coll::AllReduce, {count, type, op}, ++tag);
+}
+
+TEST_F(AllReduce, EveryDatatypeAndOperatorReduceScatterAllGather) {
+  OneShotMax force(0);
+  uint64_t tag = 0;
+  for (alloyDataType_t type : kAllTypes)
+    for (alloyRedOp_t op : kAllOps)
+      for (size_t count : {size_t{1}, size_t{7}, size_t{1001}, size_t{70001}}) run(Coll::AllReduce, {count, type, op}, ++tag);
+}
+
+// Zero, tiny, around the one-shot threshold, and large enough to turn every ring many times.
+TEST_F(AllReduce, SizesAcrossTheThreshold) {
+  const size_t threshold = alloy::allreduceOneShotMaxBytes(nranks) / 4;  // in float32 elements
+  const size_t counts[] = {0, 1, 3, 5, threshold - 1, threshold, threshold + 1, threshold + 7,
+                           (size_t{16} << 20) / 4 + 3, (size_t{64} << 20) / 4 + 1};
+  uint64_t tag = 0;
+  for (size_t count : counts) run(Coll::AllReduce, {count, alloyFloat32, alloySum}, ++tag);
+  for (size_t count : {size_t{5}, (size_t{64} << 20) / 4 + 1}) run(Coll::AllReduce, {count, alloyInt32, alloySum}, ++tag);
+}
+
+TEST_F(AllReduce, LargeWithEachAlgorithmForced) {
+  const size_t counts[] = {(size_t{48} << 20) / 4 + 5};
+  uint64_t tag = 0;
+  {
+    OneShotMax force(kNever);
+    for (size_t count : counts) run(Coll::AllReduce, {count, alloyInt32, alloySum}, ++tag);
+    run(Coll::AllReduce, {(size_t{8} << 20) + 3, alloyBfloat16, alloyAvg}, ++tag);
+  }
+  {
+    OneShotMax force(0);
+    for (size_t count : counts) run(Coll::AllReduce, {count, alloyInt32, alloySum}, ++tag);
+    run(Coll::AllReduce, {(size_t{8} << 20) + 3, alloyBfloat16, alloyAvg}, ++tag);
+  }
+}
+
+TEST_F(AllReduce, InPlaceAndUnaligned) {
+  uint64_t tag = 0;
+  for (size_t oneShotMax : {kNever, size_t{0}}) {
+    OneShotMax force(oneShotMax);
+    for (size_t count : {size_t{1}, size_t{1001}, size_t{300001}}) {
+      run(Coll::AllReduce, {count, alloyFloat32, alloySum, 0, 0, true}, ++tag);
+      run(Coll::AllReduce, {count, alloyFloat32, alloyMax, 4, 4, true}, ++tag);
+      run(Coll::AllReduce, {count, alloyInt8, alloySum, 3, 0, true}, ++tag);
+      run(Coll::AllReduce, {count, alloyFloat32, alloySum, 4, 12}, ++tag);
+      run(Coll::AllReduce, {count, alloyFloat16, alloyProd, 2, 6}, ++tag);
+      run(Coll::AllReduce, {count, alloyUint8, alloyMin, 1, 3}, ++tag);
+      run(Coll::AllReduce, {count, alloyFloat64, alloyAvg, 8, 24}, ++tag);
+    }
+  }
+}
+
+// 100 allreduces enqueued with no host synchronisation; before each, a stream-ordered copy refills the
+// same send buffer, so an operation that read its input late or ran ahead of the copy is caught. Sizes
+// alternate between one-shot and reduce-scatter + all-gather.
+TEST_F(AllReduce, HundredBackToBackWithoutSync) {
+  constexpr int kIterations = 100;
+  const alloyDataType_t type = alloyInt32;
+  const size_t threshold = alloy::allreduceOneShotMaxBytes(nranks) / 4;
+  Rng shape(streamOf(seed, 1000));
+  std::vector<size_t> counts(kIterations), offsets(kIterations + 1, 0);
+  size_t largest = 0;
+  for (int i = 0; i < kIterations; ++i) {
+    counts[i] = i % 10 == 9 ? threshold + shape.range(1, 70000) : shape.range(1, 5000);
+    offsets[i + 1] = offsets[i] + counts[i] * 4;
+    largest = std::max(largest, counts[i] * 4);
+  }
+  DeviceBuffer staging(offsets[kIterations]), send(largest), recv(offsets[kIterations] + kGuard);
+  ASSERT_TRUE(allRanksOk(staging.ok() && send.ok() && recv.ok()));
+  std::vector<std::vector<std::vector<uint8_t>>> inputs(kIterations);
+  {
+    std::vector<uint8_t> all(offsets[kIterations]);
+    for (int i = 0; i < kIterations; ++i) {
+      for (int p = 0; p < nranks; ++p) inputs[i].push_back(reductionInput(type, alloySum, streamOf(seed, 1 + i, p), counts[i]));
+      std::copy(inputs[i][rank].begin(), inputs[i][rank].end(), all.begin() + offsets[i]);
+    }
+    staging.upload(all, 0, stream);
+  }
+  recv.poison(stream);
+  for (int i = 0; i < kIterations; ++i) {
+    CUDA_EXPECT_OK(cudaMemcpyAsync(send.get(), staging.get() + offsets[i], counts[i] * 4, cudaMemcpyDeviceToDevice, stream));
+    const alloyResult_t r = alloyAllReduce(send.get(), recv.get() + offsets[i], counts[i], type, alloySum, comm, stream);
+    EXPECT_EQ(r, alloySuccess) << "iteration " << i << ": " << alloyFailure("alloyAllReduce", r);
+  }
+  const std::vector<uint8_t> got = recv.download(stream);
+  for (int i = 0; i < kIterations; ++i) {
+    ReferenceReduction reference(type, alloySum, counts[i]);
+    for (int p = 0; p < nranks; ++p) reference.add(inputs[i][p].data());
+    EXPECT_TRUE(reference.check(got.data() + offsets[i], "iteration " + std::to_string(i)));
+  }
+  EXPECT_TRUE(allPoison(got.data() + offsets[kIterations], kGuard, "guard bytes after the last iteration"));
+  EXPECT_TRUE(identicalOnAllRanks(got.data(), offsets[kIterations], "all 100 results"));
+}
+
+TEST_F(Reduce, EveryDatatypeAndOperatorEveryRoot) {
+  uint64_t tag = 0;
+  for (alloyDataType_t type : kAllTypes)
+    for (alloyRedOp_t op : kAllOps) {
+      Shape s{1001, type, op};
+      s.root = static_cast<int>(tag % nranks);
+      run(Coll::Reduce, s, ++tag);
+    }
+  for (int root = 0; root < nranks; ++root) {
+    for (size_t count : {size_t{0}, size_t{1}, size_t{70001}, (size_t{24} << 20) / 4 + 3}) {
+      Shape s{count, alloyFloat32, alloySum};
+      s.root = root;
+      run(Coll::Reduce, s, ++tag);
+    }
+  }
+}
+
+TEST_F(Reduce, InPlaceAndUnaligned) {
+  uint64_t tag = 0;
+  const int root = nranks - 1;
+  for (size_t count : {size_t{1}, size_t{1001}, size_t{300001}}) {
+    Shape a{count, alloyFloat32, alloySum, 0, 0, true};
+    Shape b{count, alloyInt8, alloyMax, 3, 1};
+    Shape c{count, alloyBfloat16, alloyAvg, 2, 6, true};
+    for (Shape* s : {&a, &b, &c}) {
+      s->root = root;
+      run(Coll::Reduce, *s, ++tag);
+    }
+  }
+}
+
+TEST_F(ReduceScatter, EveryDatatypeAndOperator) {
+  uint64_t tag = 0;
+  for (alloyDataType_t type : kAllTypes)
+    for (alloyRedOp_t op : kAllOps)
+      for (size_t count : {size_t{1}, size_t{7}, size_t{1001}, size_t{70001}}) run(Coll::ReduceScatter, {count, type, op}, ++tag);
+}
+
+TEST_F(ReduceScatter, SizesInPlaceUnaligned) {
+  uint64_t tag = 0;
+  for (size_t count : {size_t{0}, size_t{1}, size_t{65536}, size_t{65537}, (size_t{32} << 20) / 4 + 3}) {
+    run(Coll::ReduceScatter, {count, alloyFloat32, alloySum}, ++tag);
+    run(Coll::ReduceScatter, {count, alloyFloat32, alloySum, 0, 0, true}, ++tag);
+    run(Coll::ReduceScatter, {count, alloyInt8, alloyProd, 1, 3}, ++tag);
+    run(Coll::ReduceScatter, {count, alloyFloat16, alloyMin, 2, 0, true}, ++tag);
+  }
+}
+
+}  // namespace
+}  // namespace alloytest

@@ -1,0 +1,167 @@
+#include "measure.h"
+
+#include "datatypes.h"
+#include "fatal.h"
+#include "verify.h"
+
+namespace alloyperf {
+
+namespace {
+
+// Every rank must take the same branch after a call: a rank that skips a row while another waits in the
+// collective would hang the job. A failure stops the tool; mixed answers are a library bug and do too.
+// Returns whether the call was served (false: every rank said not supported).
+bool servedEverywhere(Backend& b, Status local, MPI_Comm comm, const std::string& what) {
+  if (local == Status::failed) fatal("%s %s: %s", b.name(), what.c_str(), b.lastError().c_str());
+  int v[2] = {local == Status::notSupported, local == Status::ok}, r[2];
+  MPI_CHECK(MPI_Allreduce(v, r, 2, MPI_INT, MPI_MAX, comm));
+  if (r[0] && r[1]) fatal("%s %s: some ranks say not supported and others do not", b.name(), what.c_str());
+  return local == Status::ok;
+}
+
+// After the first call was served, the same call must keep being served.
+void requireOk(Backend& b, Status s, const std::string& what, const char* stage) {
+  if (s != Status::ok)
+    fatal("%s %s: %s during %s: %s", b.name(), what.c_str(), s == Status::notSupported ? "refused" : "failed",
+          stage, b.lastError().c_str());
+}
+
+}  // namespace
+
+Runner::Runner(const Options& opts, MPI_Comm comm, size_t bufferBytes) : opts_(opts), comm_(comm), bytes_(bufferBytes) {
+  MPI_CHECK(MPI_Comm_rank(comm, &rank_));
+  MPI_CHECK(MPI_Comm_size(comm, &nranks_));
+  CUDA_CHECK(cudaMalloc(&send_, bytes_ + kGuardBytes));
+  CUDA_CHECK(cudaMalloc(&recv_, bytes_ + kGuardBytes));
+  // Timing runs on whatever the buffers hold; zeros keep float reductions away from NaN and denormals.
+  CUDA_CHECK(cudaMemset(send_, 0, bytes_ + kGuardBytes));
+  CUDA_CHECK(cudaMemset(recv_, 0, bytes_ + kGuardBytes));
+  // Non-blocking: the legacy default stream must not serialise against the measured work.
+  CUDA_CHECK(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
+  CUDA_CHECK(cudaEventCreate(&start_));
+  CUDA_CHECK(cudaEventCreate(&stop_));
+}
+
+Runner::~Runner() {
+  cudaEventDestroy(start_);  // teardown errors cannot change results any more; not checked on purpose
+  cudaEventDestroy(stop_);
+  cudaStreamDestroy(stream_);
+  cudaFree(send_);
+  cudaFree(recv_);
+}
+
+CollCall Runner::call(Coll coll, const Layout& layout, alloyDataType_t type, alloyRedOp_t redop) const {
+  return CollCall{coll, send_, recv_, &layout, type, redop, opts_.root, rank_, nranks_};
+}
+
+void Runner::synchronize(Backend& b) {
+  CUDA_CHECK(cudaStreamSynchronize(stream_));
+  if (b.asyncError() != Status::ok) fatal("%s %s: asynchronous error: %s", b.name(), what_.c_str(), b.lastError().c_str());
+}
+
+Status Runner::checkedCall(Backend& b, const CollCall& c, const CheckData& data, long long* wrong) {
+  const size_t elt = typeInfo(c.type).size;
+  const size_t sendBytes = c.layout->sendElems * elt, recvBytes = c.layout->recvElems * elt + kGuardBytes;
+  hostSend_.resize(sendBytes);
+  hostRecv_.resize(recvBytes);
+  data.fill(rank_, c.layout->sendElems, hostSend_.data());
+  // Everything goes through the measured stream, so the call is ordered after the fill and the poison.
+  CUDA_CHECK(cudaMemcpyAsync(send_, hostSend_.data(), sendBytes, cudaMemcpyHostToDevice, stream_));
+  CUDA_CHECK(cudaMemsetAsync(recv_, poisonByte(c.type), recvBytes, stream_));
+  CUDA_CHECK(cudaStreamSynchronize(stream_));
+  MPI_CHECK(MPI_Barrier(comm_));  // no rank's call may read a peer's buffer before that peer filled it
+
+  const Status s = launch(b, c, stream_);
+  if (s != Status::ok) return s;
+  synchronize(b);
+  CUDA_CHECK(cudaMemcpyAsync(hostRecv_.data(), recv_, recvBytes, cudaMemcpyDeviceToHost, stream_));
+  CUDA_CHECK(cudaStreamSynchronize(stream_));
+  long long local = static_cast<long long>(countWrong(data, c, hostRecv_.data()));
+  MPI_CHECK(MPI_Allreduce(&local, wrong, 1, MPI_LONG_LONG, MPI_SUM, comm_));
+  return Status::ok;
+}
+
+Status Runner::probeCall(Backend& b, const CollCall& c) {
+  const Status s = launch(b, c, stream_);
+  if (s == Status::ok) synchronize(b);
+  return s;
+}
+
+void Runner::timedLoop(Backend& b, const CollCall& c, double* usPerIter) {
+  MPI_CHECK(MPI_Barrier(comm_));
+  CUDA_CHECK(cudaEventRecord(start_, stream_));
+  for (int i = 0; i < opts_.iters; ++i) requireOk(b, launch(b, c, stream_), what_, "timing");
+  CUDA_CHECK(cudaEventRecord(stop_, stream_));
+  synchronize(b);
+  float ms = 0;
+  CUDA_CHECK(cudaEventElapsedTime(&ms, start_, stop_));
+  *usPerIter = 1000.0 * ms / opts_.iters;
+}
+
+Status Runner::graphLoop(Backend& b, const CollCall& c, double* usPerIter) {
+  // Thread-local capture, as nccl-tests does: the library's own helper threads may still make CUDA calls
+  // that are illegal during a global capture.
+  CUDA_CHECK(cudaStreamBeginCapture(stream_, cudaStreamCaptureModeThreadLocal));
+  Status s = Status::ok;
+  for (int i = 0; i < opts_.iters && s == Status::ok; ++i) s = launch(b, c, stream_);
+  cudaGraph_t graph = nullptr;
+  const cudaError_t endErr = cudaStreamEndCapture(stream_, &graph);  // always end, even after a failure
+  // A library may refuse calls under capture with notSupported: the row then says so.
+  if (!servedEverywhere(b, s, comm_, what_)) {
+    if (graph) CUDA_CHECK(cudaGraphDestroy(graph));
+    return Status::notSupported;
+  }
+  CUDA_CHECK(endErr);
+  cudaGraphExec_t exec = nullptr;
+  CUDA_CHECK(cudaGraphInstantiate(&exec, graph, 0));
+  CUDA_CHECK(cudaGraphUpload(exec, stream_));
+  CUDA_CHECK(cudaGraphLaunch(exec, stream_));  // one untimed replay: first launches pay extra set-up
+  synchronize(b);
+
+  MPI_CHECK(MPI_Barrier(comm_));
+  CUDA_CHECK(cudaEventRecord(start_, stream_));
+  for (int g = 0; g < opts_.graphLaunches; ++g) CUDA_CHECK(cudaGraphLaunch(exec, stream_));
+  CUDA_CHECK(cudaEventRecord(stop_, stream_));
+  synchronize(b);
+  float ms = 0;
+  CUDA_CHECK(cudaEventElapsedTime(&ms, start_, stop_));
+  *usPerIter = 1000.0 * ms / (static_cast<double>(opts_.iters) * opts_.graphLaunches);
+  CUDA_CHECK(cudaGraphExecDestroy(exec));
+  CUDA_CHECK(cudaGraphDestroy(graph));
+  return Status::ok;
+}
+
+Measurement Runner::measure(Backend& b, const CollCall& c, const CheckData* data, const std::string& what) {
+  what_ = what;
+  Measurement m;
+  auto notSupported = [&]() {
+    m.supported = false;
+    m.note = b.lastError();
+    return m;
+  };
+
+  // One untimed call comes first in every mode (the checked one, or a probe): it tells whether the
+  // library serves the row at all before any warm-up, timing or capture starts.
+  const Status first = data ? checkedCall(b, c, *data, &m.wrong) : probeCall(b, c);
+  if (!servedEverywhere(b, first, comm_, what)) return notSupported();
+
+  for (int i = 0; i < opts_.warmupIters; ++i) requireOk(b, launch(b, c, stream_), what, "warm-up");
+  synchronize(b);
+
+  double us = 0;
+  if (opts_.graphLaunches > 0) {
+    if (graphLoop(b, c, &us) != Status::ok) return notSupported();
+  } else {
+    timedLoop(b, c, &us);
+  }
+
+  // nccl-tests' convention here: a collective is as slow as its slowest rank.
+  MPI_CHECK(MPI_Allreduce(&us, &m.timeUs, 1, MPI_DOUBLE, MPI_MAX, comm_));
+  const double seconds = m.timeUs * 1e-6;
+  m.supported = true;
+  m.algBw = seconds > 0 ? c.layout->algBytes / seconds / 1e9 : 0;
+  m.busBw = seconds > 0 ? c.layout->busBytes / seconds / 1e9 : 0;
+  return m;
+}
+
+}  // namespace alloyperf

@@ -1,0 +1,65 @@
+// Runs one row on one backend: the checked call (check mode) or a probe call, then warm-up and the timed
+// iterations, eagerly or as CUDA graph replays. Owns the device buffers, which both backends share so
+// that Alloy and NCCL run on exactly the same memory.
+#ifndef ALLOY_PERF_MEASURE_H_
+#define ALLOY_PERF_MEASURE_H_
+
+#include <cuda_runtime.h>
+#include <mpi.h>
+
+#include <string>
+#include <vector>
+
+#include "backend.h"
+#include "check_data.h"
+#include "dispatch.h"
+#include "options.h"
+
+namespace alloyperf {
+
+struct Measurement {
+  bool supported = false;  // false: notSupported, with the library's message in note
+  std::string note;
+  double timeUs = 0;       // per iteration, max over ranks
+  double algBw = 0;        // GB/s
+  double busBw = 0;        // GB/s
+  long long wrong = -1;    // wrong elements summed over ranks; -1 when not checked
+};
+
+class Runner {
+ public:
+  // Allocates send and receive buffers of bufferBytes (plus the check's guard) on the current device.
+  Runner(const Options& opts, MPI_Comm comm, size_t bufferBytes);
+  ~Runner();
+  Runner(const Runner&) = delete;
+  Runner& operator=(const Runner&) = delete;
+
+  // The call of a row on the runner's buffers; layout must outlive the returned call.
+  CollCall call(Coll coll, const Layout& layout, alloyDataType_t type, alloyRedOp_t redop) const;
+
+  // Measures `call` on `backend`. data is the row's check data in check mode, null otherwise. `what`
+  // names the row in fatal messages. Every rank must call it: it synchronises through MPI.
+  Measurement measure(Backend& backend, const CollCall& call, const CheckData* data, const std::string& what);
+
+ private:
+  Status checkedCall(Backend& b, const CollCall& call, const CheckData& data, long long* wrong);
+  Status probeCall(Backend& b, const CollCall& call);
+  void timedLoop(Backend& b, const CollCall& call, double* usPerIter);
+  Status graphLoop(Backend& b, const CollCall& call, double* usPerIter);
+  void synchronize(Backend& b);  // stream, then the backend's asynchronous error
+
+  const Options& opts_;
+  MPI_Comm comm_;
+  int rank_, nranks_;
+  std::string what_;  // row being measured, for fatal messages
+  void* send_ = nullptr;
+  void* recv_ = nullptr;
+  size_t bytes_;
+  cudaStream_t stream_ = nullptr;
+  cudaEvent_t start_ = nullptr, stop_ = nullptr;
+  std::vector<unsigned char> hostSend_, hostRecv_;
+};
+
+}  // namespace alloyperf
+
+#endif  // ALLOY_PERF_MEASURE_H_

@@ -52,6 +52,8 @@ int releaseAllAtFinalize(MPI_Comm, int, void*, void*) {
     registry.clear();
   }
   for (Context* context : contexts) release(context);
+  // No MPIX call can follow MPI_Finalize; attributes still attached keep the keyval until deleteContext.
+  MPI_Comm_free_keyval(&contextKeyval);
   return MPI_SUCCESS;
 }
 
@@ -67,6 +69,7 @@ Problem createKeyvals(const char* function) {
     return problem(MPI_ERR_OTHER, "%s: cannot create the MPI attribute keyvals that cache GPU communicators",
                    function);
   }
+  MPI_Comm_free_keyval(&finalizeKeyval);  // MPI_COMM_SELF's attribute holds it until its callback has run
   return {};
 }
 

@@ -38,6 +38,7 @@ void connect() {
   if (MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, finalizeAtMpiFinalize, &keyval, nullptr) ==
       MPI_SUCCESS) {
     MPI_Comm_set_attr(MPI_COMM_SELF, keyval, nullptr);
+    MPI_Comm_free_keyval(&keyval);  // the attribute keeps the keyval alive until its callback has run
   }
   logTrace("PMIx client connected as %s:%u", client.self.nspace, client.self.rank);
 }

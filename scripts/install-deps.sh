@@ -9,7 +9,7 @@ packages=(
   libucx-dev ucx-utils libibverbs-dev rdma-core
   libgtest-dev googletest
   slurmd slurmctld slurm-client munge
-  python3
+  python3 valgrind
 )
 
 missing=()

@@ -51,6 +51,53 @@ bool widthType(Kind kind, MPI_Count size, alloyDataType_t* out) {
   }
 }
 
+// Whether one element of `type` is its size in bytes laid out in order from its lower bound with no gap
+// and no byte sent twice: what the GPU engine needs to move it as plain bytes. Size, extent and bounds
+// alone cannot tell (an indexed type with blocks in reverse order or overlapping has size == extent), so
+// the type's construction is decoded. Constructors that only ever lay out whole elements in order are
+// followed down to a named type; anything else is treated as not contiguous (the host path still takes
+// it, through MPI).
+bool inOrderWithoutGaps(MPI_Datatype type) {
+  MPI_Count size = 0, lb = 0, extent = 0;
+  if (MPI_Type_size_x(type, &size) != MPI_SUCCESS || MPI_Type_get_extent_x(type, &lb, &extent) != MPI_SUCCESS ||
+      size != extent || lb != 0)
+    return false;
+  int integers = 0, addresses = 0, types = 0, combiner = 0;
+  if (MPI_Type_get_envelope(type, &integers, &addresses, &types, &combiner) != MPI_SUCCESS) return false;
+  if (combiner == MPI_COMBINER_NAMED) return true;
+  std::vector<int> ints(integers);
+  std::vector<MPI_Aint> aints(addresses);
+  std::vector<MPI_Datatype> bases(types);
+  if (MPI_Type_get_contents(type, integers, addresses, types, ints.data(), aints.data(), bases.data()) != MPI_SUCCESS)
+    return false;
+  bool contiguous = false;
+  switch (combiner) {
+    case MPI_COMBINER_DUP:
+    case MPI_COMBINER_CONTIGUOUS:
+    case MPI_COMBINER_RESIZED:  // lb 0 and extent == size were checked above
+      contiguous = inOrderWithoutGaps(bases[0]);
+      break;
+    case MPI_COMBINER_VECTOR:  // count, blocklength, stride (in elements of the base)
+      contiguous = (ints[0] <= 1 || ints[1] == ints[2]) && inOrderWithoutGaps(bases[0]);
+      break;
+    case MPI_COMBINER_HVECTOR: {  // count, blocklength; stride in bytes
+      MPI_Count baseSize = 0;
+      contiguous = MPI_Type_size_x(bases[0], &baseSize) == MPI_SUCCESS &&
+                   (ints[0] <= 1 || aints[0] == static_cast<MPI_Aint>(ints[1] * baseSize)) &&
+                   inOrderWithoutGaps(bases[0]);
+      break;
+    }
+    default:
+      break;
+  }
+  for (MPI_Datatype& base : bases) {
+    int baseIntegers = 0, baseAddresses = 0, baseTypes = 0, baseCombiner = 0;
+    MPI_Type_get_envelope(base, &baseIntegers, &baseAddresses, &baseTypes, &baseCombiner);
+    if (baseCombiner != MPI_COMBINER_NAMED) MPI_Type_free(&base);  // get_contents handed out new handles
+  }
+  return contiguous;
+}
+
 }  // namespace
 
 bool describeType(MPI_Datatype type, TypeInfo* info) {
@@ -60,7 +107,7 @@ bool describeType(MPI_Datatype type, TypeInfo* info) {
       MPI_Type_get_true_extent_x(type, &trueLb, &trueExtent) != MPI_SUCCESS)
     return false;
   info->extent = extent;
-  info->contiguous = info->size == extent && lb == 0 && trueLb == 0 && trueExtent == info->size;
+  info->contiguous = trueLb == 0 && trueExtent == info->size && inOrderWithoutGaps(type);
   char name[MPI_MAX_OBJECT_NAME] = "";
   int length = 0;
   MPI_Type_get_name(type, name, &length);

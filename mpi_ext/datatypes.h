@@ -12,7 +12,7 @@ namespace alloy_mpix {
 struct TypeInfo {
   MPI_Count size = 0;      // bytes of data in one element
   MPI_Count extent = 0;    // stride between consecutive elements, what displacements are counted in
-  bool contiguous = false; // size == extent, no gap before or inside: the GPU engine may move it as bytes
+  bool contiguous = false; // its bytes in order from offset 0, no gap, none twice: the GPU engine may move it as bytes
   bool reducible = false;  // a predefined type that alloyDataType_t represents
   alloyDataType_t alloyType = alloyUint8;  // meaningful when reducible
   std::string name;        // for messages: MPI_Type_get_name, or "a derived datatype"

@@ -32,7 +32,7 @@ bool bufferAddress(const CFI_cdesc_t* d, const char* function, const char* name,
   const char* wrong = nullptr;
   if (d->type == CFI_type_cptr)
     wrong = "is a type(c_ptr); pass the array it points to (call c_f_pointer(ptr, array, shape))";
-  else if (!CFI_is_contiguous(d))
+  else if (d->rank != 0 && !CFI_is_contiguous(d))  // CFI_is_contiguous is defined for arrays only
     wrong = "is a non-contiguous array section; pass a contiguous array (the operation completes after the call "
             "returns, so no temporary copy can stand in)";
   if (wrong != nullptr) {

@@ -85,6 +85,11 @@ program fortran_test
   if (rank == 0) ivals = 42
   call MPIX_Bcast_cuda(ivals, 2 * n, MPI_INTEGER, 0, comm, stream)
   call check(all(ivals == 42), "MPIX_Bcast_cuda without ierror")
+  ! Scalars are buffers too, also under -fcheck=bounds (with which this test is built).
+  p = rank + 1
+  total = 0
+  call MPIX_Allreduce_cuda(p, total, 1, MPI_INTEGER, MPI_SUM, comm, stream, ierr)
+  call check(ierr == MPI_SUCCESS .and. total == n * (n + 1) / 2, "MPIX_Allreduce_cuda of a scalar")
 
   ! Errors: class and message under MPI_ERRORS_RETURN.
   call MPIX_Bcast_cuda(ivals, -1, MPI_INTEGER, 0, comm, stream, ierr)

@@ -16,7 +16,7 @@ const char* bootstrapPathName(BootstrapPath path) {
 alloyResult_t exchangeEndpoints(MPI_Comm comm, const void* mine, size_t bytes,
                                 std::vector<uint8_t>* all, BootstrapPath* used) {
   // ALLOY_BOOTSTRAP must be set alike on every rank (launchers export the environment to all).
-  const std::string choice = envString("ALLOY_BOOTSTRAP", "auto");
+  const std::string choice = envChoice("ALLOY_BOOTSTRAP", "auto", {"auto", "pmix", "mpi"});
   if (choice != "mpi") {
     alloyResult_t result = exchangeOverPmix(comm, mine, bytes, all);
     if (result == alloySuccess) {

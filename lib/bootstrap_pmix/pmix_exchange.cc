@@ -90,7 +90,7 @@ alloyResult_t exchangeOverPmix(MPI_Comm comm, const void* mine, size_t bytes,
 
   all->assign(bytes * nranks, 0);
   std::memcpy(all->data() + bytes * rank, mine, bytes);
-  const int timeoutSec = static_cast<int>(envInt("ALLOY_BOOTSTRAP_TIMEOUT_S", 60));
+  const int timeoutSec = static_cast<int>(envInt("ALLOY_BOOTSTRAP_TIMEOUT_S", 60, 1, 86400));
   for (int peer = 0; peer < nranks && result == alloySuccess; ++peer) {
     if (peer == rank) continue;
     result = getPeerBlob(procs[peer], key, bytes, all->data() + bytes * peer, peer, timeoutSec);

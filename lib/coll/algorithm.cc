@@ -11,8 +11,8 @@ size_t allreduceOneShotMaxBytes(int nranks) {
   // whole buffer (rather than half) starts to cost more (docs/api.md has the measurements). With more
   // ranks one-shot's extra traffic outweighs the launch from a few hundred KB on (not yet measured).
   const long long fallback = nranks <= 2 ? (32ll << 20) : (256ll << 10);
-  const long long value = envInt("ALLOY_ALLREDUCE_ONESHOT_MAX_BYTES", fallback);
-  return value < 0 ? 0 : static_cast<size_t>(value);
+  const long long value = envInt("ALLOY_ALLREDUCE_ONESHOT_MAX_BYTES", fallback, 0);
+  return static_cast<size_t>(value);
 }
 
 }  // namespace alloy

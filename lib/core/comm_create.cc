@@ -15,6 +15,8 @@ namespace alloy {
 namespace {
 
 constexpr long long kDefaultTimeoutMs = 300000;
+// Kernels wait in nanoseconds held in 64 bits; 10^12 ms (about 31 years) keeps that far from overflow.
+constexpr long long kMaxTimeoutMs = 1000000000000ll;
 
 // The sizes of alloyConfig_t that some release has shipped; a caller compiled against any of them is
 // served. There is one so far.
@@ -101,7 +103,7 @@ void connectGpu(alloyComm* comm, std::unique_ptr<IpcTransport> prepared, alloyRe
 
 alloyResult_t build(alloyComm* comm, const alloyConfig_t& config) {
   comm->cudaDevice = config.cudaDevice;
-  comm->timeoutMs = config.timeoutMs > 0 ? config.timeoutMs : envInt("ALLOY_TIMEOUT_MS", kDefaultTimeoutMs);
+  comm->timeoutMs = config.timeoutMs > 0 ? config.timeoutMs : envInt("ALLOY_TIMEOUT_MS", kDefaultTimeoutMs, 1, kMaxTimeoutMs);
 
   EndpointBlob mine;
   fillHostIdentity(&mine);

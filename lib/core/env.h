@@ -2,14 +2,20 @@
 // there when adding a reader here.
 #pragma once
 
+#include <climits>
+#include <initializer_list>
 #include <string>
 
 namespace alloy {
 
 // Value of the variable, or fallback when it is unset or empty.
 std::string envString(const char* name, const char* fallback);
-// Integer value of the variable, or fallback when unset; a value that does not parse as an integer is
+// Like envString, for variables that take one of a few words: a value that is none of `choices` is
 // reported once as a warning and the fallback is used.
-long long envInt(const char* name, long long fallback);
+std::string envChoice(const char* name, const char* fallback, std::initializer_list<const char*> choices);
+// Decimal integer value of the variable, or fallback when unset or empty. A value that is not a decimal
+// integer, or lies outside [min, max], is reported once per variable as a warning and the fallback is
+// used: a mistyped tuning knob must not silently become 0, octal, or an overflow.
+long long envInt(const char* name, long long fallback, long long min = LLONG_MIN, long long max = LLONG_MAX);
 
 }  // namespace alloy

@@ -17,6 +17,8 @@ LogLevel parseLevel() {
   if (strcasecmp(value, "NONE") == 0) return LogLevel::None;
   if (strcasecmp(value, "INFO") == 0) return LogLevel::Info;
   if (strcasecmp(value, "TRACE") == 0) return LogLevel::Trace;
+  if (strcasecmp(value, "WARN") != 0)
+    std::fprintf(stderr, "alloy: ALLOY_DEBUG=%s is not NONE, WARN, INFO or TRACE; using WARN\n", value);
   return LogLevel::Warn;
 }
 

@@ -23,8 +23,8 @@ EngineGeometry engineGeometry(int nranks) {
   g.slotBytes = static_cast<size_t>(slotBytes) & ~static_cast<size_t>(4095);
   // Up to a few hundred KB per peer the bulk protocol's fence and flag round trip cost more than the
   // low-latency protocol's halved bandwidth (on 2xH200, 256 KB per peer: 30 GB/s low-latency, 24 bulk).
-  const long long lowLatencyMax = envInt("ALLOY_LL_MAX_BYTES", 256 << 10);
-  g.lowLatencyMaxBytes = static_cast<size_t>(lowLatencyMax < 0 ? 0 : lowLatencyMax);
+  const long long lowLatencyMax = envInt("ALLOY_LL_MAX_BYTES", 256 << 10, 0);
+  g.lowLatencyMaxBytes = static_cast<size_t>(lowLatencyMax);
   return g;
 }
 

@@ -69,6 +69,16 @@ int report(MPI_Comm comm, const Problem& p) {
   return code;
 }
 
+namespace {
+thread_local Problem bindingProblem;
+}  // namespace
+
+Problem takeBindingProblem() {
+  Problem p = std::move(bindingProblem);
+  bindingProblem = Problem{};
+  return p;
+}
+
 Problem fromAlloy(alloyResult_t result, const char* function) {
   // Argument values reach Alloy only after the MPIX checks, so what Alloy still rejects is an argument
   // whose trouble only Alloy sees (a buffer it cannot use); everything else is the engine's failure.
@@ -77,3 +87,7 @@ Problem fromAlloy(alloyResult_t result, const char* function) {
 }
 
 }  // namespace alloy_mpix
+
+extern "C" ALLOY_MPIX_API void alloy_mpix_binding_problem(int errorClass, const char* message) {
+  if (!alloy_mpix::bindingProblem) alloy_mpix::bindingProblem = alloy_mpix::Problem{errorClass, message};
+}

@@ -5,6 +5,7 @@
 #include <mpi.h>
 
 #include "alloy.h"
+#include "alloy_mpix.h"
 #include "problem.h"
 
 namespace alloy_mpix {
@@ -16,4 +17,14 @@ int report(MPI_Comm comm, const Problem& p);
 // The MPI class of a failed Alloy call, and its message prefixed with the MPIX function's name.
 Problem fromAlloy(alloyResult_t result, const char* function);
 
+// The pending binding problem of this thread (alloy_mpix_binding_problem below), if any, cleared.
+Problem takeBindingProblem();
+
 }  // namespace alloy_mpix
+
+// A problem a language binding (the Fortran shims, a library of their own) found in an argument before
+// calling the C function on this thread. The C function takes it as its own argument problem, so that it
+// is agreed with the other ranks like any other: a binding that returned early instead would leave its
+// peers waiting in the agreement. The first problem recorded before the call is the one reported.
+// Exported from liballoy for the bindings; not part of the public API.
+extern "C" ALLOY_MPIX_API void alloy_mpix_binding_problem(int errorClass, const char* message);

@@ -71,6 +71,7 @@ int runOnGpu(const char* function, MPI_Comm comm, Request* request, Context* con
 }  // namespace
 
 int execute(const char* function, MPI_Comm comm, cudaStream_t stream, const Prepare& prepare) {
+  Problem fromBinding = takeBindingProblem();  // taken on every path, so it never outlives this call
   int initialized = 0, finalized = 0;
   MPI_Initialized(&initialized);
   MPI_Finalized(&finalized);
@@ -89,6 +90,7 @@ int execute(const char* function, MPI_Comm comm, cudaStream_t stream, const Prep
   if (Problem p = contextOf(comm, function, &context)) return report(comm, p);
 
   Request request;
+  request.reject(std::move(fromBinding));  // first, so that it is the problem reported
   prepare(shape, &request);
   int kinds = kNoData;
   const Problem mine = checkLocally(function, &request, context, stream, &kinds);

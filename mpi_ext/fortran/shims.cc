@@ -3,6 +3,7 @@
 #include <ISO_Fortran_binding.h>
 
 #include <cstdint>
+#include <cstdio>
 #include <mutex>
 
 #include "alloy_mpix.h"
@@ -17,15 +18,12 @@ namespace {
 const void* fortranInPlace = nullptr;
 std::once_flag inPlaceOnce;
 
-// The address a buffer argument stands for, or false (after reporting through comm's error handler)
-// for an argument that is not a contiguous array or scalar.
-bool bufferAddress(const CFI_cdesc_t* d, const char* function, const char* name, MPI_Comm comm, MPI_Fint* ierror,
-                   const void** out) {
+// The address a buffer argument stands for. An argument that is not a contiguous array or scalar is
+// recorded as the call's binding problem (errors.h), which the C function then reports after agreeing
+// on it with the other ranks; its address is still passed, and nothing moves.
+const void* bufferAddress(const CFI_cdesc_t* d, const char* function, const char* name) {
   std::call_once(inPlaceOnce, alloy_mpix_f08_note_in_place);
-  if (d->base_addr == fortranInPlace) {
-    *out = MPI_IN_PLACE;
-    return true;
-  }
+  if (d->base_addr == fortranInPlace) return MPI_IN_PLACE;
   // A type(c_ptr) cannot be told apart from the buffer it points to: gfortran describes a c_ptr variable
   // by the variable's address but a c_loc(...) expression by the pointer's value. Refused, so that the
   // eight bytes of a pointer are never sent by mistake; c_f_pointer gives the array to pass instead.
@@ -36,12 +34,11 @@ bool bufferAddress(const CFI_cdesc_t* d, const char* function, const char* name,
     wrong = "is a non-contiguous array section; pass a contiguous array (the operation completes after the call "
             "returns, so no temporary copy can stand in)";
   if (wrong != nullptr) {
-    const int code = alloy_mpix::report(comm, alloy_mpix::problem(MPI_ERR_BUFFER, "%s: %s %s", function, name, wrong));
-    if (ierror != nullptr) *ierror = code;
-    return false;
+    char message[MPI_MAX_ERROR_STRING];
+    std::snprintf(message, sizeof(message), "%s: %s %s", function, name, wrong);
+    alloy_mpix_binding_problem(MPI_ERR_BUFFER, message);
   }
-  *out = d->base_addr;
-  return true;
+  return d->base_addr;
 }
 
 void setError(MPI_Fint* ierror, int code) {
@@ -62,9 +59,8 @@ ALLOY_F08_API void alloy_mpix_alltoallv_f08(CFI_cdesc_t* sendbuf, const int* sen
                                             intptr_t stream, MPI_Fint* ierror) {
   const char* fn = "MPIX_Alltoallv_cuda";
   const MPI_Comm c = MPI_Comm_f2c(*comm);
-  const void *send = nullptr, *recv = nullptr;
-  if (!bufferAddress(sendbuf, fn, "sendbuf", c, ierror, &send) || !bufferAddress(recvbuf, fn, "recvbuf", c, ierror, &recv))
-    return;
+  const void* send = bufferAddress(sendbuf, fn, "sendbuf");
+  const void* recv = bufferAddress(recvbuf, fn, "recvbuf");
   setError(ierror, MPIX_Alltoallv_cuda(send, sendcounts, sdispls, MPI_Type_f2c(*sendtype), const_cast<void*>(recv),
                                        recvcounts, rdispls, MPI_Type_f2c(*recvtype), c, toStream(stream)));
 }
@@ -76,9 +72,8 @@ ALLOY_F08_API void alloy_mpix_alltoallv_c_f08(CFI_cdesc_t* sendbuf, const MPI_Co
                                               MPI_Fint* ierror) {
   const char* fn = "MPIX_Alltoallv_cuda_c";
   const MPI_Comm c = MPI_Comm_f2c(*comm);
-  const void *send = nullptr, *recv = nullptr;
-  if (!bufferAddress(sendbuf, fn, "sendbuf", c, ierror, &send) || !bufferAddress(recvbuf, fn, "recvbuf", c, ierror, &recv))
-    return;
+  const void* send = bufferAddress(sendbuf, fn, "sendbuf");
+  const void* recv = bufferAddress(recvbuf, fn, "recvbuf");
   setError(ierror, MPIX_Alltoallv_cuda_c(send, sendcounts, sdispls, MPI_Type_f2c(*sendtype), const_cast<void*>(recv),
                                          recvcounts, rdispls, MPI_Type_f2c(*recvtype), c, toStream(stream)));
 }
@@ -88,9 +83,8 @@ ALLOY_F08_API void alloy_mpix_alltoall_f08(CFI_cdesc_t* sendbuf, const int* send
                                            const MPI_Fint* comm, intptr_t stream, MPI_Fint* ierror) {
   const char* fn = "MPIX_Alltoall_cuda";
   const MPI_Comm c = MPI_Comm_f2c(*comm);
-  const void *send = nullptr, *recv = nullptr;
-  if (!bufferAddress(sendbuf, fn, "sendbuf", c, ierror, &send) || !bufferAddress(recvbuf, fn, "recvbuf", c, ierror, &recv))
-    return;
+  const void* send = bufferAddress(sendbuf, fn, "sendbuf");
+  const void* recv = bufferAddress(recvbuf, fn, "recvbuf");
   setError(ierror, MPIX_Alltoall_cuda(send, *sendcount, MPI_Type_f2c(*sendtype), const_cast<void*>(recv), *recvcount,
                                       MPI_Type_f2c(*recvtype), c, toStream(stream)));
 }
@@ -100,9 +94,8 @@ ALLOY_F08_API void alloy_mpix_allgather_f08(CFI_cdesc_t* sendbuf, const int* sen
                                             const MPI_Fint* comm, intptr_t stream, MPI_Fint* ierror) {
   const char* fn = "MPIX_Allgather_cuda";
   const MPI_Comm c = MPI_Comm_f2c(*comm);
-  const void *send = nullptr, *recv = nullptr;
-  if (!bufferAddress(sendbuf, fn, "sendbuf", c, ierror, &send) || !bufferAddress(recvbuf, fn, "recvbuf", c, ierror, &recv))
-    return;
+  const void* send = bufferAddress(sendbuf, fn, "sendbuf");
+  const void* recv = bufferAddress(recvbuf, fn, "recvbuf");
   setError(ierror, MPIX_Allgather_cuda(send, *sendcount, MPI_Type_f2c(*sendtype), const_cast<void*>(recv), *recvcount,
                                        MPI_Type_f2c(*recvtype), c, toStream(stream)));
 }
@@ -110,8 +103,7 @@ ALLOY_F08_API void alloy_mpix_allgather_f08(CFI_cdesc_t* sendbuf, const int* sen
 ALLOY_F08_API void alloy_mpix_bcast_f08(CFI_cdesc_t* buffer, const int* count, const MPI_Fint* datatype,
                                         const int* root, const MPI_Fint* comm, intptr_t stream, MPI_Fint* ierror) {
   const MPI_Comm c = MPI_Comm_f2c(*comm);
-  const void* buf = nullptr;
-  if (!bufferAddress(buffer, "MPIX_Bcast_cuda", "buffer", c, ierror, &buf)) return;
+  const void* buf = bufferAddress(buffer, "MPIX_Bcast_cuda", "buffer");
   setError(ierror, MPIX_Bcast_cuda(const_cast<void*>(buf), *count, MPI_Type_f2c(*datatype), *root, c, toStream(stream)));
 }
 
@@ -120,9 +112,8 @@ ALLOY_F08_API void alloy_mpix_allreduce_f08(CFI_cdesc_t* sendbuf, CFI_cdesc_t* r
                                             intptr_t stream, MPI_Fint* ierror) {
   const char* fn = "MPIX_Allreduce_cuda";
   const MPI_Comm c = MPI_Comm_f2c(*comm);
-  const void *send = nullptr, *recv = nullptr;
-  if (!bufferAddress(sendbuf, fn, "sendbuf", c, ierror, &send) || !bufferAddress(recvbuf, fn, "recvbuf", c, ierror, &recv))
-    return;
+  const void* send = bufferAddress(sendbuf, fn, "sendbuf");
+  const void* recv = bufferAddress(recvbuf, fn, "recvbuf");
   setError(ierror, MPIX_Allreduce_cuda(send, const_cast<void*>(recv), *count, MPI_Type_f2c(*datatype),
                                        MPI_Op_f2c(*op), c, toStream(stream)));
 }
@@ -132,9 +123,8 @@ ALLOY_F08_API void alloy_mpix_reduce_f08(CFI_cdesc_t* sendbuf, CFI_cdesc_t* recv
                                          const MPI_Fint* comm, intptr_t stream, MPI_Fint* ierror) {
   const char* fn = "MPIX_Reduce_cuda";
   const MPI_Comm c = MPI_Comm_f2c(*comm);
-  const void *send = nullptr, *recv = nullptr;
-  if (!bufferAddress(sendbuf, fn, "sendbuf", c, ierror, &send) || !bufferAddress(recvbuf, fn, "recvbuf", c, ierror, &recv))
-    return;
+  const void* send = bufferAddress(sendbuf, fn, "sendbuf");
+  const void* recv = bufferAddress(recvbuf, fn, "recvbuf");
   setError(ierror, MPIX_Reduce_cuda(send, const_cast<void*>(recv), *count, MPI_Type_f2c(*datatype), MPI_Op_f2c(*op),
                                     *root, c, toStream(stream)));
 }
@@ -145,9 +135,8 @@ ALLOY_F08_API void alloy_mpix_reduce_scatter_block_f08(CFI_cdesc_t* sendbuf, CFI
                                                        MPI_Fint* ierror) {
   const char* fn = "MPIX_Reduce_scatter_block_cuda";
   const MPI_Comm c = MPI_Comm_f2c(*comm);
-  const void *send = nullptr, *recv = nullptr;
-  if (!bufferAddress(sendbuf, fn, "sendbuf", c, ierror, &send) || !bufferAddress(recvbuf, fn, "recvbuf", c, ierror, &recv))
-    return;
+  const void* send = bufferAddress(sendbuf, fn, "sendbuf");
+  const void* recv = bufferAddress(recvbuf, fn, "recvbuf");
   setError(ierror, MPIX_Reduce_scatter_block_cuda(send, const_cast<void*>(recv), *recvcount, MPI_Type_f2c(*datatype),
                                                   MPI_Op_f2c(*op), c, toStream(stream)));
 }

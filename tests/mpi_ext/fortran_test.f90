@@ -104,6 +104,16 @@ program fortran_test
   call check(cls == MPI_ERR_BUFFER .and. index(message(1:length), "non-contiguous") > 0, &
              "non-contiguous section: MPI_ERR_BUFFER")
 
+  ! One rank's bad buffer stops every rank: the binding's check is agreed like any other, none waits.
+  if (rank == n - 1) then
+    call MPIX_Allreduce_cuda(ivals(1:2 * n:2), iref(1:n), n, MPI_INTEGER, MPI_SUM, comm, stream, ierr)
+  else
+    call MPIX_Allreduce_cuda(ivals(1:n), iref(1:n), n, MPI_INTEGER, MPI_SUM, comm, stream, ierr)
+  end if
+  call MPI_Error_class(ierr, cls)
+  call check((rank == n - 1 .and. cls == MPI_ERR_BUFFER) .or. (rank /= n - 1 .and. cls == MPI_ERR_OTHER), &
+             "non-contiguous section on one rank: every rank returns")
+
   call MPIX_Allgather_cuda(c_loc(sendbuf), 2, MPI_DOUBLE_PRECISION, mine, 2, MPI_DOUBLE_PRECISION, comm, stream, ierr)
   call MPI_Error_class(ierr, cls)
   call MPI_Error_string(ierr, message, length)

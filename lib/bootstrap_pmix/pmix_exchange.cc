@@ -1,6 +1,7 @@
 // Endpoint exchange through PMIx: each rank Puts its blob under a key unique to this creation and
 // Commits; an MPI barrier orders the commits before the Gets (a fence over a subset of the job's
 // processes is not supported by every launcher's PMIx server, a barrier on the communicator is).
+#include <atomic>
 #include <cstdio>
 #include <cstring>
 
@@ -12,9 +13,19 @@
 namespace alloy {
 namespace {
 
-// Every creation on any communicator this process belongs to gets a larger id than the last, and all
-// members of one creation agree on it (MPI_MAX over their next ids), so keys never repeat per process.
-long long nextCreationId = 0;
+// Each creation takes this process's next id and Puts its blob under a key made of it, so a process
+// never reuses a key, even when threads create communicators concurrently (MPI_THREAD_MULTIPLE); the
+// peers learn each rank's id with its PMIx identity.
+std::atomic<long long> nextCreationId{0};
+
+struct PeerKey {
+  pmix_proc_t proc;
+  long long creationId;
+};
+
+void keyOf(long long creationId, char (&key)[PMIX_MAX_KEYLEN + 1]) {
+  std::snprintf(key, sizeof(key), "alloy.ep.%lld", creationId);
+}
 
 // All ranks agree whether every rank succeeded; returns the lowest failing rank or -1.
 int firstFailingRank(MPI_Comm comm, bool ok) {
@@ -64,16 +75,13 @@ alloyResult_t exchangeOverPmix(MPI_Comm comm, const void* mine, size_t bytes,
     return alloyNotSupported;
   }
 
-  long long creationId = 0;
-  MPI_Allreduce(&nextCreationId, &creationId, 1, MPI_LONG_LONG, MPI_MAX, comm);
-  nextCreationId = creationId + 1;
+  // Peers' PMIx identities (ranks of a communicator may come from several jobs, MPI_Comm_spawn) and
+  // the ids their keys are made of.
+  const PeerKey me{*self, nextCreationId.fetch_add(1)};
+  std::vector<PeerKey> peers(nranks);
+  MPI_Allgather(&me, sizeof(PeerKey), MPI_BYTE, peers.data(), sizeof(PeerKey), MPI_BYTE, comm);
   char key[PMIX_MAX_KEYLEN + 1];
-  std::snprintf(key, sizeof(key), "alloy.ep.%lld", creationId);
-
-  // Peers' PMIx identities: ranks of a communicator may come from several jobs (MPI_Comm_spawn).
-  std::vector<pmix_proc_t> procs(nranks);
-  MPI_Allgather(self, sizeof(pmix_proc_t), MPI_BYTE, procs.data(), sizeof(pmix_proc_t), MPI_BYTE,
-                comm);
+  keyOf(me.creationId, key);
 
   pmix_value_t value;
   PMIX_VALUE_CONSTRUCT(&value);
@@ -93,7 +101,9 @@ alloyResult_t exchangeOverPmix(MPI_Comm comm, const void* mine, size_t bytes,
   const int timeoutSec = static_cast<int>(envInt("ALLOY_BOOTSTRAP_TIMEOUT_S", 60, 1, 86400));
   for (int peer = 0; peer < nranks && result == alloySuccess; ++peer) {
     if (peer == rank) continue;
-    result = getPeerBlob(procs[peer], key, bytes, all->data() + bytes * peer, peer, timeoutSec);
+    char peerKey[PMIX_MAX_KEYLEN + 1];
+    keyOf(peers[peer].creationId, peerKey);
+    result = getPeerBlob(peers[peer].proc, peerKey, bytes, all->data() + bytes * peer, peer, timeoutSec);
   }
 
   const int failing = firstFailingRank(comm, result == alloySuccess);

@@ -68,6 +68,8 @@ extern "C" ALLOY_API alloyResult_t alloyAllReduce(const void* sendbuff, void* re
   ALLOY_TRY(checkedBytes(count, dataTypeSize(datatype), fn, "count", &bytes));
   ALLOY_TRY(checkDeviceBuffer(comm, sendbuff, bytes, fn, "sendbuff"));
   ALLOY_TRY(checkDeviceBuffer(comm, recvbuff, bytes, fn, "recvbuff"));
+  ALLOY_TRY(checkElementAligned(sendbuff, dataTypeSize(datatype), fn, "sendbuff"));
+  ALLOY_TRY(checkElementAligned(recvbuff, dataTypeSize(datatype), fn, "recvbuff"));
   ALLOY_TRY(checkInPlaceOrDisjoint(sendbuff, bytes, recvbuff, bytes, recvbuff, fn));
   if (bytes == 0) return alloySuccess;
   if (bytes > allreduceOneShotMaxBytes(comm->nranks))

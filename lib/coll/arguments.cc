@@ -2,6 +2,8 @@
 
 #include <cuda_runtime.h>
 
+#include <cstdint>
+
 #include "comm.h"
 #include "error.h"
 
@@ -43,6 +45,13 @@ alloyResult_t checkDeviceBuffer(alloyComm_t comm, const void* buffer, size_t byt
   return fail(alloyInvalidArgument,
               "%s: %s=%p is not device-accessible memory (expected cudaMalloc, managed or mapped pinned memory)",
               function, argument, buffer);
+}
+
+alloyResult_t checkElementAligned(const void* buffer, size_t elementSize, const char* function, const char* argument) {
+  if (elementSize > 1 && reinterpret_cast<uintptr_t>(buffer) % elementSize != 0)
+    return fail(alloyInvalidArgument, "%s: %s=%p is not aligned to its %zu-byte elements; reductions need "
+                "element-aligned buffers", function, argument, buffer, elementSize);
+  return alloySuccess;
 }
 
 alloyResult_t checkPeer(alloyComm_t comm, int peer, const char* function, const char* argument) {

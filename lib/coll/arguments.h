@@ -15,6 +15,9 @@ alloyResult_t checkedBytes(size_t count, size_t elementSize, const char* functio
 // communicator's GPU: device memory of that GPU, managed memory, or mapped pinned host memory.
 alloyResult_t checkDeviceBuffer(alloyComm_t comm, const void* buffer, size_t bytes, const char* function,
                                 const char* argument);
+// Reductions read and write whole elements: a buffer must start at a multiple of the element size (data
+// movement takes any alignment). NULL passes: checkDeviceBuffer has the say on it.
+alloyResult_t checkElementAligned(const void* buffer, size_t elementSize, const char* function, const char* argument);
 alloyResult_t checkPeer(alloyComm_t comm, int peer, const char* function, const char* argument);
 // alloyInvalidArgument naming the function when op is not a value of alloyRedOp_t.
 alloyResult_t checkRedOp(alloyRedOp_t op, const char* function);

@@ -19,9 +19,11 @@ extern "C" ALLOY_API alloyResult_t alloyReduce(const void* sendbuff, void* recvb
   size_t bytes = 0;
   ALLOY_TRY(checkedBytes(count, dataTypeSize(datatype), fn, "count", &bytes));
   ALLOY_TRY(checkDeviceBuffer(comm, sendbuff, bytes, fn, "sendbuff"));
+  ALLOY_TRY(checkElementAligned(sendbuff, dataTypeSize(datatype), fn, "sendbuff"));
   const bool isRoot = comm->rank == root;
   if (isRoot) {
     ALLOY_TRY(checkDeviceBuffer(comm, recvbuff, bytes, fn, "recvbuff"));
+    ALLOY_TRY(checkElementAligned(recvbuff, dataTypeSize(datatype), fn, "recvbuff"));
     ALLOY_TRY(checkInPlaceOrDisjoint(sendbuff, bytes, recvbuff, bytes, recvbuff, fn));
   }
   if (bytes == 0) return alloySuccess;

@@ -20,6 +20,8 @@ extern "C" ALLOY_API alloyResult_t alloyReduceScatter(const void* sendbuff, void
   ALLOY_TRY(checkedBytes(partBytes, comm->nranks, fn, "recvcount * nranks", &sendBytes));
   ALLOY_TRY(checkDeviceBuffer(comm, sendbuff, sendBytes, fn, "sendbuff"));
   ALLOY_TRY(checkDeviceBuffer(comm, recvbuff, partBytes, fn, "recvbuff"));
+  ALLOY_TRY(checkElementAligned(sendbuff, dataTypeSize(datatype), fn, "sendbuff"));
+  ALLOY_TRY(checkElementAligned(recvbuff, dataTypeSize(datatype), fn, "recvbuff"));
   const char* send = static_cast<const char*>(sendbuff);
   // In place (NCCL): recvbuff is this rank's part of sendbuff.
   ALLOY_TRY(checkInPlaceOrDisjoint(send, sendBytes, recvbuff, partBytes,

@@ -4,6 +4,7 @@
 #include <string>
 
 #include "alloy.h"
+#include "arguments.h"
 #include "datatype.h"
 
 TEST(Errors, EveryResultHasItsOwnString) {
@@ -54,4 +55,16 @@ TEST(DataTypes, SizesFollowNcclNumbering) {
   EXPECT_EQ(alloy::dataTypeSize(static_cast<alloyDataType_t>(alloyNumTypes)), 0u);
   EXPECT_EQ(alloy::checkDataType(static_cast<alloyDataType_t>(-1), "f"), alloyInvalidArgument);
   EXPECT_NE(std::string(alloyGetLastError(nullptr)).find("datatype"), std::string::npos);
+}
+
+TEST(Arguments, ReductionBuffersMustBeElementAligned) {
+  alignas(16) static char storage[64];
+  EXPECT_EQ(alloy::checkElementAligned(storage + 4, 4, "alloyAllReduce", "sendbuff"), alloySuccess);
+  EXPECT_EQ(alloy::checkElementAligned(storage + 3, 1, "alloyAllReduce", "sendbuff"), alloySuccess);
+  EXPECT_EQ(alloy::checkElementAligned(nullptr, 8, "alloyAllReduce", "sendbuff"), alloySuccess);
+  EXPECT_EQ(alloy::checkElementAligned(storage + 2, 4, "alloyAllReduce", "recvbuff"), alloyInvalidArgument);
+  const std::string message = alloyGetLastError(nullptr);
+  EXPECT_NE(message.find("alloyAllReduce: recvbuff="), std::string::npos) << message;
+  EXPECT_NE(message.find("not aligned to its 4-byte elements"), std::string::npos) << message;
+  EXPECT_EQ(alloy::checkElementAligned(storage + 4, 8, "alloyReduce", "sendbuff"), alloyInvalidArgument);
 }

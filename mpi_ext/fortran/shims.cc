@@ -11,24 +11,27 @@
 
 #define ALLOY_F08_API extern "C" __attribute__((visibility("default")))
 
-ALLOY_F08_API void alloy_mpix_f08_note_in_place();  // in_place.f90
+ALLOY_F08_API void alloy_mpix_f08_note_sentinels();  // in_place.f90
 
 namespace {
 
 const void* fortranInPlace = nullptr;
-std::once_flag inPlaceOnce;
+const void* fortranBottom = nullptr;
+std::once_flag sentinelsOnce;
 
 // The address a buffer argument stands for. An argument that is not a contiguous array or scalar is
 // recorded as the call's binding problem (errors.h), which the C function then reports after agreeing
 // on it with the other ranks; its address is still passed, and nothing moves.
 const void* bufferAddress(const CFI_cdesc_t* d, const char* function, const char* name) {
-  std::call_once(inPlaceOnce, alloy_mpix_f08_note_in_place);
+  std::call_once(sentinelsOnce, alloy_mpix_f08_note_sentinels);
   if (d->base_addr == fortranInPlace) return MPI_IN_PLACE;
   // A type(c_ptr) cannot be told apart from the buffer it points to: gfortran describes a c_ptr variable
   // by the variable's address but a c_loc(...) expression by the pointer's value. Refused, so that the
   // eight bytes of a pointer are never sent by mistake; c_f_pointer gives the array to pass instead.
   const char* wrong = nullptr;
-  if (d->type == CFI_type_cptr)
+  if (d->base_addr == fortranBottom)  // its address with absolute displacements would be read as data
+    wrong = "is MPI_BOTTOM, which the MPIX functions do not take; pass the buffer itself";
+  else if (d->type == CFI_type_cptr)
     wrong = "is a type(c_ptr); pass the array it points to (call c_f_pointer(ptr, array, shape))";
   else if (d->rank != 0 && !CFI_is_contiguous(d))  // CFI_is_contiguous is defined for arrays only
     wrong = "is a non-contiguous array section; pass a contiguous array (the operation completes after the call "
@@ -49,8 +52,9 @@ cudaStream_t toStream(intptr_t stream) { return reinterpret_cast<cudaStream_t>(s
 
 }  // namespace
 
-extern "C" __attribute__((visibility("default"))) void alloy_mpix_f08_set_in_place(CFI_cdesc_t* sentinel) {
-  fortranInPlace = sentinel->base_addr;
+ALLOY_F08_API void alloy_mpix_f08_set_sentinels(CFI_cdesc_t* inPlace, CFI_cdesc_t* bottom) {
+  fortranInPlace = inPlace->base_addr;
+  fortranBottom = bottom->base_addr;
 }
 
 ALLOY_F08_API void alloy_mpix_alltoallv_f08(CFI_cdesc_t* sendbuf, const int* sendcounts, const int* sdispls,

@@ -104,6 +104,11 @@ program fortran_test
   call check(cls == MPI_ERR_BUFFER .and. index(message(1:length), "non-contiguous") > 0, &
              "non-contiguous section: MPI_ERR_BUFFER")
 
+  call MPIX_Bcast_cuda(MPI_BOTTOM, 1, MPI_INTEGER, 0, comm, stream, ierr)
+  call MPI_Error_class(ierr, cls)
+  call MPI_Error_string(ierr, message, length)
+  call check(cls == MPI_ERR_BUFFER .and. index(message(1:length), "MPI_BOTTOM") > 0, "MPI_BOTTOM: MPI_ERR_BUFFER")
+
   ! One rank's bad buffer stops every rank: the binding's check is agreed like any other, none waits.
   if (rank == n - 1) then
     call MPIX_Allreduce_cuda(ivals(1:2 * n:2), iref(1:n), n, MPI_INTEGER, MPI_SUM, comm, stream, ierr)

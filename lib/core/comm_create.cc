@@ -101,12 +101,46 @@ void connectGpu(alloyComm* comm, std::unique_ptr<IpcTransport> prepared, alloyRe
   clearLastError();
 }
 
+void fillEngineSettings(int nranks, EndpointBlob* blob) {
+  const EngineGeometry g = engineGeometry(nranks);
+  blob->engineChannels = static_cast<uint32_t>(g.channels);
+  blob->engineSlots = static_cast<uint32_t>(g.slots);
+  blob->engineSlotBytes = g.slotBytes;
+  blob->engineLowLatencyMaxBytes = g.lowLatencyMaxBytes;
+}
+
+// Every rank holds every blob, so every rank reaches the same verdict without another collective step.
+alloyResult_t checkEngineSettingsAgree(const std::vector<EndpointBlob>& blobs) {
+  struct Setting {
+    const char* variable;
+    uint64_t (*of)(const EndpointBlob&);
+  };
+  static const Setting settings[] = {
+      {"ALLOY_CHANNELS", [](const EndpointBlob& b) -> uint64_t { return b.engineChannels; }},
+      {"ALLOY_SLOTS", [](const EndpointBlob& b) -> uint64_t { return b.engineSlots; }},
+      {"ALLOY_SLOT_BYTES", [](const EndpointBlob& b) -> uint64_t { return b.engineSlotBytes; }},
+      {"ALLOY_LL_MAX_BYTES", [](const EndpointBlob& b) -> uint64_t { return b.engineLowLatencyMaxBytes; }},
+  };
+  for (const Setting& s : settings) {
+    for (size_t r = 1; r < blobs.size(); ++r) {
+      if (s.of(blobs[r]) != s.of(blobs[0]))
+        return fail(alloyInvalidUsage,
+                    "%s differs between ranks: rank 0 uses %llu, rank %zu uses %llu; variables that shape the GPU "
+                    "engine must be equal on every rank (docs/environment.md)",
+                    s.variable, static_cast<unsigned long long>(s.of(blobs[0])), r,
+                    static_cast<unsigned long long>(s.of(blobs[r])));
+    }
+  }
+  return alloySuccess;
+}
+
 alloyResult_t build(alloyComm* comm, const alloyConfig_t& config) {
   comm->cudaDevice = config.cudaDevice;
   comm->timeoutMs = config.timeoutMs > 0 ? config.timeoutMs : envInt("ALLOY_TIMEOUT_MS", kDefaultTimeoutMs, 1, kMaxTimeoutMs);
 
   EndpointBlob mine;
   fillHostIdentity(&mine);
+  fillEngineSettings(comm->nranks, &mine);
   std::unique_ptr<IpcTransport> transport;
   alloyResult_t prepared = alloyInvalidUsage;
   std::string unpreparedReason = "this rank has no CUDA device (host-only communicator)";
@@ -127,6 +161,7 @@ alloyResult_t build(alloyComm* comm, const alloyConfig_t& config) {
     if (comm->blobs[r].magic != kEndpointMagic || comm->blobs[r].version != kEndpointVersion)
       return fail(alloyRemoteError, "rank %d sent an endpoint blob of another Alloy version", r);
   }
+  ALLOY_TRY(checkEngineSettingsAgree(comm->blobs));
   comm->topology = computeLocalTopology(comm->blobs, comm->rank);
   comm->orderKey = hashBytes(&comm->blobs[0], sizeof(EndpointBlob));
   logInfo("rank %d/%d: endpoints exchanged over %s; local rank %d of %d; CUDA device %d", comm->rank,

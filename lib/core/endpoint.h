@@ -10,7 +10,7 @@
 namespace alloy {
 
 constexpr uint32_t kEndpointMagic = 0xa1103b10u;
-constexpr uint32_t kEndpointVersion = 1;
+constexpr uint32_t kEndpointVersion = 2;
 constexpr int kHostNameBytes = 64;
 constexpr int kNetAddressBytes = 256;
 
@@ -30,6 +30,13 @@ struct EndpointBlob {
   uint64_t workspaceBytes;
   cudaIpcMemHandle_t workspaceHandle;
   cudaIpcMemHandle_t signalHandle;
+  // The GPU engine's settings as this rank read them from the environment (ALLOY_CHANNELS, ALLOY_SLOTS,
+  // ALLOY_SLOT_BYTES, ALLOY_LL_MAX_BYTES): sender and receiver must cut and flag chunks alike, so every
+  // rank must hold the same values; creation compares them (all ranks, host-only ones too).
+  uint32_t engineChannels;
+  uint32_t engineSlots;
+  uint64_t engineSlotBytes;
+  uint64_t engineLowLatencyMaxBytes;
   // Inter-node transport address (opaque to the bootstrap); netAddressBytes may be 0.
   uint32_t netAddressBytes;
   uint8_t netAddress[kNetAddressBytes];

@@ -79,12 +79,6 @@ alloyResult_t IpcTransport::connect(const std::vector<EndpointBlob>& blobs, int 
     }
     if (!peer.hasIpc)
       return fail(alloyNotSupported, "rank %d has no GPU workspace (host-only or failed set-up)", r);
-    if (peer.workspaceBytes != blobs[myRank].workspaceBytes)
-      return fail(alloyInvalidUsage,
-                  "rank %d's workspace is %llu bytes, this rank's %llu: ALLOY_CHANNELS, ALLOY_SLOTS and "
-                  "ALLOY_SLOT_BYTES must be equal on every rank",
-                  r, static_cast<unsigned long long>(peer.workspaceBytes),
-                  static_cast<unsigned long long>(blobs[myRank].workspaceBytes));
     void* workspace = nullptr;
     void* signals = nullptr;
     cudaError_t err = cudaIpcOpenMemHandle(&workspace, peer.workspaceHandle, cudaIpcMemLazyEnablePeerAccess);

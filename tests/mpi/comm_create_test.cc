@@ -131,6 +131,30 @@ TEST(CommCreate, TwoHundredCreateDestroyCyclesLeakNoDescriptors) {
   EXPECT_EQ(openFileDescriptors(), before);
 }
 
+// A setting of the GPU engine that differs between ranks fails creation on every rank, naming it, instead
+// of ranks cutting chunks differently and waiting for each other until the timeout.
+TEST(CommCreate, EngineSettingsThatDifferBetweenRanksFailOnEveryRank) {
+  const int nranks = worldSize();
+  if (nranks < 2) GTEST_SKIP() << "needs 2 ranks";
+  const int rank = worldRank();
+  for (const char* variable : {"ALLOY_LL_MAX_BYTES", "ALLOY_SLOTS"}) {
+    SCOPED_TRACE(variable);
+    if (rank == nranks - 1) setenv(variable, "3", 1);
+    alloyComm_t comm = nullptr;
+    const alloyResult_t result = alloyCommCreateFromMPI(MPI_COMM_WORLD, nullptr, &comm);
+    const std::string message = alloyGetLastError(nullptr);
+    unsetenv(variable);
+    EXPECT_EQ(result, alloyInvalidUsage) << message;
+    EXPECT_NE(message.find(std::string(variable) + " differs between ranks"), std::string::npos) << message;
+    EXPECT_NE(message.find("rank " + std::to_string(nranks - 1) + " uses 3"), std::string::npos) << message;
+    if (result == alloySuccess) alloyCommDestroy(comm);
+  }
+  // Equal settings again: creation works.
+  alloyComm_t comm = nullptr;
+  ASSERT_ALLOY(alloySuccess, alloyCommCreateFromMPI(MPI_COMM_WORLD, nullptr, &comm));
+  ASSERT_ALLOY(alloySuccess, alloyCommDestroy(comm));
+}
+
 TEST(CommCreate, DisjointSubcommunicatorsInDifferentOrders) {
   // Parity groups and half groups overlap; even ranks create parity-then-half, odd ranks half-then-parity.
   const int rank = worldRank(), nranks = worldSize();

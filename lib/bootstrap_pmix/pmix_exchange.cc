@@ -77,7 +77,10 @@ alloyResult_t exchangeOverPmix(MPI_Comm comm, const void* mine, size_t bytes,
 
   // Peers' PMIx identities (ranks of a communicator may come from several jobs, MPI_Comm_spawn) and
   // the ids their keys are made of.
-  const PeerKey me{*self, nextCreationId.fetch_add(1)};
+  PeerKey me;
+  std::memset(&me, 0, sizeof(me));  // padding travels too
+  me.proc = *self;
+  me.creationId = nextCreationId.fetch_add(1);
   std::vector<PeerKey> peers(nranks);
   MPI_Allgather(&me, sizeof(PeerKey), MPI_BYTE, peers.data(), sizeof(PeerKey), MPI_BYTE, comm);
   char key[PMIX_MAX_KEYLEN + 1];

@@ -24,7 +24,7 @@ extern "C" ALLOY_API alloyResult_t alloyAllGather(const void* sendbuff, void* re
   // In place (NCCL): sendbuff is this rank's part of recvbuff.
   ALLOY_TRY(checkInPlaceOrDisjoint(sendbuff, partBytes, recvbuff, recvBytes, mine, fn));
   if (partBytes == 0) return alloySuccess;
-  P2pPlan plan(comm);
+  P2pPlan plan(comm, kOpAllGather);
   for (int peer = 0; peer < comm->nranks; ++peer) {
     if (peer == comm->rank) continue;
     plan.addSend(peer, sendbuff, partBytes);

@@ -36,22 +36,24 @@ alloyResult_t reduceScatterAllGather(const char* send, char* recv, size_t count,
   const size_t es = dataTypeSize(type);
   const int me = comm->rank;
   const Part mine = partOf(count, es, comm->nranks, me);
-  ReducePlan reduce(comm, type, op);
+  ReducePlan reduce(comm, type, op, kOpAllReduce);
   for (int peer = 0; peer < comm->nranks; ++peer) {
     if (peer == me) continue;
     const Part theirs = partOf(count, es, comm->nranks, peer);
     reduce.addSend(peer, send + theirs.first * es, theirs.count * es);
   }
   reduce.addReduce(send + mine.first * es, recv + mine.first * es, mine.count * es, false);
-  ALLOY_TRY(reduce.launch(stream, fn));
 
-  P2pPlan gather(comm);
+  P2pPlan gather(comm, kOpAllReduce);
   for (int peer = 0; peer < comm->nranks; ++peer) {
     if (peer == me) continue;
     const Part theirs = partOf(count, es, comm->nranks, peer);
     gather.addSend(peer, recv + mine.first * es, mine.count * es);
     gather.addRecv(peer, recv + theirs.first * es, theirs.count * es);
   }
+  // Both halves are checked before either is enqueued: never half an allreduce.
+  ALLOY_TRY(gather.prepare(fn));
+  ALLOY_TRY(reduce.launch(stream, fn));
   return gather.launch(stream, fn);
 }
 
@@ -75,7 +77,7 @@ extern "C" ALLOY_API alloyResult_t alloyAllReduce(const void* sendbuff, void* re
   if (bytes > allreduceOneShotMaxBytes(comm->nranks))
     return reduceScatterAllGather(static_cast<const char*>(sendbuff), static_cast<char*>(recvbuff), count, datatype,
                                   op, comm, stream, fn);
-  ReducePlan plan(comm, datatype, op);
+  ReducePlan plan(comm, datatype, op, kOpAllReduce);
   plan.addReduce(sendbuff, recvbuff, bytes, true);
   return plan.launch(stream, fn);
 }

@@ -41,7 +41,7 @@ extern "C" ALLOY_API alloyResult_t alloyAlltoAll(const void* sendbuff, void* rec
   if (rangesOverlap(sendbuff, totalBytes, recvbuff, totalBytes))
     return fail(alloyInvalidArgument, "%s: sendbuff and recvbuff overlap; alltoall is not in place", fn);
   if (totalBytes == 0) return alloySuccess;
-  P2pPlan plan(comm);
+  P2pPlan plan(comm, kOpAlltoAll);
   for (int peer = 0; peer < comm->nranks; ++peer) {
     plan.addSend(peer, static_cast<const char*>(sendbuff) + peer * blockBytes, blockBytes);
     plan.addRecv(peer, static_cast<char*>(recvbuff) + peer * blockBytes, blockBytes);
@@ -70,7 +70,7 @@ extern "C" ALLOY_API alloyResult_t alloyAlltoAllv(const void* sendbuff, const si
   ALLOY_TRY(checkDeviceBuffer(comm, recvbuff, recvExtent, fn, "recvbuff"));
   if (rangesOverlap(sendbuff, sendExtent, recvbuff, recvExtent))
     return fail(alloyInvalidArgument, "%s: sendbuff and recvbuff overlap; alltoallv is not in place", fn);
-  P2pPlan plan(comm);
+  P2pPlan plan(comm, kOpAlltoAllv);
   for (int peer = 0; peer < comm->nranks; ++peer) {
     plan.addSend(peer, static_cast<const char*>(sendbuff) + sdispls[peer] * elementSize,
                  sendcounts[peer] * elementSize);

@@ -24,7 +24,7 @@ extern "C" ALLOY_API alloyResult_t alloyBroadcast(const void* sendbuff, void* re
   }
   ALLOY_TRY(checkDeviceBuffer(comm, recvbuff, bytes, fn, "recvbuff"));
   if (bytes == 0) return alloySuccess;
-  P2pPlan plan(comm);
+  P2pPlan plan(comm, kOpBroadcast);
   if (isRoot) {
     for (int peer = 0; peer < comm->nranks; ++peer)
       if (peer != root) plan.addSend(peer, sendbuff, bytes);

@@ -2,6 +2,7 @@
 // queued per thread and alloyGroupEnd turns each communicator's queue into one fused launch, so any
 // pattern of sends and receives a correct program posts completes without deadlock.
 #include <algorithm>
+#include <memory>
 #include <vector>
 
 #include "arguments.h"
@@ -40,20 +41,27 @@ alloyResult_t launchPending(const std::vector<PendingP2p>& ops) {
   for (const PendingP2p& op : ops)
     if (std::find(comms.begin(), comms.end(), op.comm) == comms.end()) comms.push_back(op.comm);
   std::sort(comms.begin(), comms.end(), [](alloyComm_t a, alloyComm_t b) { return a->orderKey < b->orderKey; });
+  // Every plan is checked before any is launched: a group that fails enqueues nothing at all, on any of
+  // its communicators, rather than some of them (the peers of those would then be out of step).
+  std::vector<std::unique_ptr<P2pPlan>> plans;
+  std::vector<cudaStream_t> streams;
   for (const alloyComm_t comm : comms) {
     const cudaStream_t stream =
         std::find_if(ops.begin(), ops.end(), [&](const PendingP2p& op) { return op.comm == comm; })->stream;
-    P2pPlan plan(comm);
-    for (size_t i = 0; i < ops.size(); ++i) {
-      if (ops[i].comm != comm) continue;
-      if (ops[i].stream != stream)
+    plans.push_back(std::make_unique<P2pPlan>(comm, kOpSendRecv));
+    streams.push_back(stream);
+    P2pPlan& plan = *plans.back();
+    for (const PendingP2p& op : ops) {
+      if (op.comm != comm) continue;
+      if (op.stream != stream)
         return fail(alloyInvalidUsage, "alloyGroupEnd: operations on one communicator in a group must use one "
-                    "stream (rank %d used two)", comm->rank);
-      if (ops[i].isSend) plan.addSend(ops[i].peer, ops[i].buffer, ops[i].bytes);
-      else plan.addRecv(ops[i].peer, ops[i].buffer, ops[i].bytes);
+                    "stream (rank %d used two); nothing was enqueued", comm->rank);
+      if (op.isSend) plan.addSend(op.peer, op.buffer, op.bytes);
+      else plan.addRecv(op.peer, op.buffer, op.bytes);
     }
-    ALLOY_TRY(plan.launch(stream, "alloyGroupEnd"));
+    ALLOY_TRY(plan.prepare("alloyGroupEnd"));
   }
+  for (size_t c = 0; c < plans.size(); ++c) ALLOY_TRY(plans[c]->launch(streams[c], "alloyGroupEnd"));
   return alloySuccess;
 }
 

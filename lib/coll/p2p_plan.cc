@@ -4,6 +4,7 @@
 #include "device_guard.h"
 #include "error.h"
 #include "ipc_transport.h"
+#include "launch_order.h"
 
 namespace alloy {
 namespace {
@@ -31,7 +32,11 @@ alloyResult_t appendTask(P2pLaunch* launch, int kind, int peer, const std::vecto
 
 }  // namespace
 
-P2pPlan::P2pPlan(alloyComm_t comm) : comm_(comm), sends_(comm->nranks), recvs_(comm->nranks) {}
+P2pPlan::P2pPlan(alloyComm_t comm, Operation operation) : comm_(comm), sends_(comm->nranks), recvs_(comm->nranks) {
+  args_.comm = comm->ipc->deviceComm();
+  args_.comm.operation = operation;
+  args_.numTasks = 0;
+}
 
 void P2pPlan::addSend(int peer, const void* buffer, size_t bytes) {
   sends_[peer].push_back(P2pSegment{static_cast<const char*>(buffer), nullptr, bytes});
@@ -41,8 +46,9 @@ void P2pPlan::addRecv(int peer, void* buffer, size_t bytes) {
   recvs_[peer].push_back(P2pSegment{nullptr, static_cast<char*>(buffer), bytes});
 }
 
-alloyResult_t P2pPlan::launch(cudaStream_t stream, const char* function) {
+alloyResult_t P2pPlan::prepare(const char* function) {
   const int me = comm_->rank;
+  args_.numTasks = 0;
   // Sends to oneself become local copies, matched in order with receives from oneself.
   const std::vector<P2pSegment>& selfSends = sends_[me];
   const std::vector<P2pSegment>& selfRecvs = recvs_[me];
@@ -57,21 +63,22 @@ alloyResult_t P2pPlan::launch(cudaStream_t stream, const char* function) {
     copies[k] = P2pSegment{selfSends[k].src, selfRecvs[k].dst, selfSends[k].bytes};
   }
 
-  P2pLaunch args;
-  args.comm = comm_->ipc->deviceComm();
-  args.numTasks = 0;
   const size_t lowLatencyMax = comm_->ipc->lowLatencyMaxBytes();
-  if (totalBytes(copies) > 0) ALLOY_TRY(appendTask(&args, kP2pCopy, me, copies, lowLatencyMax, function));
+  if (totalBytes(copies) > 0) ALLOY_TRY(appendTask(&args_, kP2pCopy, me, copies, lowLatencyMax, function));
   for (int peer = 0; peer < comm_->nranks; ++peer) {
     if (peer == me) continue;
-    if (totalBytes(recvs_[peer]) > 0) ALLOY_TRY(appendTask(&args, kP2pRecv, peer, recvs_[peer], lowLatencyMax, function));
-    if (totalBytes(sends_[peer]) > 0) ALLOY_TRY(appendTask(&args, kP2pSend, peer, sends_[peer], lowLatencyMax, function));
+    if (totalBytes(recvs_[peer]) > 0) ALLOY_TRY(appendTask(&args_, kP2pRecv, peer, recvs_[peer], lowLatencyMax, function));
+    if (totalBytes(sends_[peer]) > 0) ALLOY_TRY(appendTask(&args_, kP2pSend, peer, sends_[peer], lowLatencyMax, function));
   }
-  DeviceGuard guard(comm_->cudaDevice);
-  cudaError_t err = launchP2p(args, stream);
-  if (err != cudaSuccess)
-    return fail(alloyCudaError, "%s: kernel launch failed: %s", function, cudaGetErrorString(err));
+  prepared_ = true;
   return alloySuccess;
+}
+
+alloyResult_t P2pPlan::launch(cudaStream_t stream, const char* function) {
+  if (!prepared_) ALLOY_TRY(prepare(function));
+  if (args_.numTasks == 0) return alloySuccess;
+  DeviceGuard guard(comm_->cudaDevice);
+  return comm_->launchOrder->enqueue(stream, function, [&] { return launchP2p(args_, stream); });
 }
 
 }  // namespace alloy

@@ -13,17 +13,24 @@ namespace alloy {
 
 class P2pPlan {
  public:
-  explicit P2pPlan(alloyComm_t comm);
+  // operation: what the launch serves, for fault reports.
+  P2pPlan(alloyComm_t comm, Operation operation);
   // Sends and receives to one peer are matched in the order they are added, as in MPI and NCCL.
   void addSend(int peer, const void* buffer, size_t bytes);
   void addRecv(int peer, void* buffer, size_t bytes);
-  // Checks the plan (self sends matched by self receives, size limits) and enqueues it on stream.
+  // Checks the plan (self sends matched by self receives, size limits) and builds the launch; enqueues
+  // nothing, so that an operation of several plans (a group over communicators, an allreduce in two
+  // launches) can check all of them before it launches any.
+  alloyResult_t prepare(const char* function);
+  // Enqueues the plan on stream, after the communicator's previous launch; prepares it first if needed.
   alloyResult_t launch(cudaStream_t stream, const char* function);
 
  private:
   alloyComm_t comm_;
   std::vector<std::vector<P2pSegment>> sends_;  // by peer
   std::vector<std::vector<P2pSegment>> recvs_;  // by peer
+  bool prepared_ = false;
+  P2pLaunch args_;
 };
 
 }  // namespace alloy

@@ -27,7 +27,7 @@ extern "C" ALLOY_API alloyResult_t alloyReduce(const void* sendbuff, void* recvb
     ALLOY_TRY(checkInPlaceOrDisjoint(sendbuff, bytes, recvbuff, bytes, recvbuff, fn));
   }
   if (bytes == 0) return alloySuccess;
-  ReducePlan plan(comm, datatype, op);
+  ReducePlan plan(comm, datatype, op, kOpReduce);
   if (isRoot) plan.addReduce(sendbuff, recvbuff, bytes, false);
   else plan.addSend(root, sendbuff, bytes);
   return plan.launch(stream, fn);

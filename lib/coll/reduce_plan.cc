@@ -4,11 +4,14 @@
 #include "device_guard.h"
 #include "error.h"
 #include "ipc_transport.h"
+#include "launch_order.h"
 
 namespace alloy {
 
-ReducePlan::ReducePlan(alloyComm_t comm, alloyDataType_t type, alloyRedOp_t op) : comm_(comm), type_(type) {
+ReducePlan::ReducePlan(alloyComm_t comm, alloyDataType_t type, alloyRedOp_t op, Operation operation)
+    : comm_(comm), type_(type) {
   args_.comm = comm->ipc->deviceComm();
+  args_.comm.operation = operation;
   args_.op = op;
   args_.numTasks = 0;
 }
@@ -32,11 +35,9 @@ void ReducePlan::addReduce(const void* src, void* dst, size_t bytes, bool sendFi
 }
 
 alloyResult_t ReducePlan::launch(cudaStream_t stream, const char* function) {
+  if (args_.numTasks == 0) return alloySuccess;
   DeviceGuard guard(comm_->cudaDevice);
-  const cudaError_t err = launchReduce(args_, type_, stream);
-  if (err != cudaSuccess)
-    return fail(alloyCudaError, "%s: kernel launch failed: %s", function, cudaGetErrorString(err));
-  return alloySuccess;
+  return comm_->launchOrder->enqueue(stream, function, [&] { return launchReduce(args_, type_, stream); });
 }
 
 }  // namespace alloy

@@ -12,12 +12,14 @@ namespace alloy {
 
 class ReducePlan {
  public:
-  ReducePlan(alloyComm_t comm, alloyDataType_t type, alloyRedOp_t op);
+  // operation: what the launch serves, for fault reports.
+  ReducePlan(alloyComm_t comm, alloyDataType_t type, alloyRedOp_t op, Operation operation);
   // bytes [src, src + bytes) to peer; nothing when bytes is 0.
   void addSend(int peer, const void* src, size_t bytes);
   // dst = reduction over ranks (in rank order) of every rank's `bytes`, this rank's read from src.
   // With sendFirst, src also goes to every peer, chunk by chunk before it is reduced (one-shot).
   void addReduce(const void* src, void* dst, size_t bytes, bool sendFirst);
+  // Enqueues the plan on stream, after the communicator's previous launch.
   alloyResult_t launch(cudaStream_t stream, const char* function);
 
  private:

@@ -27,7 +27,7 @@ extern "C" ALLOY_API alloyResult_t alloyReduceScatter(const void* sendbuff, void
   ALLOY_TRY(checkInPlaceOrDisjoint(send, sendBytes, recvbuff, partBytes,
                                    static_cast<const char*>(recvbuff) - comm->rank * partBytes, fn));
   if (partBytes == 0) return alloySuccess;
-  ReducePlan plan(comm, datatype, op);
+  ReducePlan plan(comm, datatype, op, kOpReduceScatter);
   for (int peer = 0; peer < comm->nranks; ++peer)
     if (peer != comm->rank) plan.addSend(peer, send + peer * partBytes, partBytes);
   plan.addReduce(send + comm->rank * partBytes, recvbuff, partBytes, false);

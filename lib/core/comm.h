@@ -14,6 +14,7 @@
 
 namespace alloy {
 class IpcTransport;
+class LaunchOrder;
 }
 
 struct alloyComm {
@@ -32,6 +33,8 @@ struct alloyComm {
   // Intra-node GPU transport; null on a host-only communicator, or when the GPUs cannot reach each
   // other (gpuUnavailableReason then says why).
   std::unique_ptr<alloy::IpcTransport> ipc;
+  // Orders the communicator's launches across streams; set together with ipc.
+  std::unique_ptr<alloy::LaunchOrder> launchOrder;
   std::string gpuUnavailableReason;
 
   alloyComm();
@@ -45,6 +48,10 @@ namespace alloy {
 // Checks the common arguments of a GPU operation (comm valid, GPU engine usable, stream) and makes the
 // communicator's device current. name is the API function, for messages.
 alloyResult_t checkGpuComm(alloyComm_t comm, const char* name);
+
+// What went wrong when the communicator's kernels gave up (asyncError not alloySuccess): the operation,
+// this rank, the peers it waited for and for how long.
+std::string describeAsyncError(alloyComm_t comm, alloyResult_t asyncError);
 
 // Host identity, the CUDA device choice, and the peers' blobs, for tests that verify the exchange.
 const alloy::EndpointBlob& commPeerBlob(alloyComm_t comm, int peer);

@@ -1,14 +1,19 @@
 // Communicator queries, destruction and abort.
+#include <cstdio>
+#include <string>
+
 #include "comm.h"
 #include "device_guard.h"
 #include "error.h"
 #include "ipc_transport.h"
+#include "launch_order.h"
 
 alloyComm::alloyComm() = default;
 
 alloyComm::~alloyComm() {
   {
     alloy::DeviceGuard guard(cudaDevice);
+    launchOrder.reset();
     ipc.reset();
   }
   int finalized = 0;
@@ -36,8 +41,28 @@ alloyResult_t checkGpuComm(alloyComm_t comm, const char* name) {
   alloyResult_t asyncError = comm->ipc->asyncError();
   if (asyncError != alloySuccess)
     return fail(asyncError, "%s: the communicator has failed earlier (%s); destroy or abort it", name,
-                alloyGetErrorString(asyncError));
+                describeAsyncError(comm, asyncError).c_str());
   return alloySuccess;
+}
+
+std::string describeAsyncError(alloyComm_t comm, alloyResult_t asyncError) {
+  const FaultRecord record = comm->ipc->faultRecord();
+  std::string peers;
+  for (int r = 0; r < comm->nranks; ++r) {
+    if (record.peerMask & (1u << r)) peers += (peers.empty() ? "" : ", ") + std::to_string(r);
+  }
+  char text[512];
+  if (asyncError == alloyTimeout) {
+    std::snprintf(text, sizeof(text),
+                  "%s timed out on rank %d of %d after waiting %.0f ms for rank(s) %s (the communicator's timeout "
+                  "is %lld ms: alloyConfig_t.timeoutMs or ALLOY_TIMEOUT_MS)",
+                  operationName(record.operation), comm->rank, comm->nranks, record.waitedNs / 1e6,
+                  peers.empty() ? "?" : peers.c_str(), comm->timeoutMs);
+  } else {
+    std::snprintf(text, sizeof(text), "%s on rank %d of %d: %s", operationName(record.operation), comm->rank,
+                  comm->nranks, alloyGetErrorString(asyncError));
+  }
+  return text;
 }
 
 const EndpointBlob& commPeerBlob(alloyComm_t comm, int peer) { return comm->blobs.at(peer); }
@@ -81,6 +106,8 @@ ALLOY_API alloyResult_t alloyCommGetAsyncError(alloyComm_t comm, alloyResult_t* 
   ALLOY_TRY(alloy::checkComm(comm, "alloyCommGetAsyncError"));
   if (asyncError == nullptr) return fail(alloyInvalidArgument, "asyncError: expected a non-NULL pointer");
   *asyncError = comm->ipc ? comm->ipc->asyncError() : alloySuccess;
+  // The details go where users look for them: alloyGetLastError.
+  if (*asyncError != alloySuccess) fail(*asyncError, "%s", alloy::describeAsyncError(comm, *asyncError).c_str());
   return alloySuccess;
 }
 

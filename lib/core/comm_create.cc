@@ -8,6 +8,7 @@
 #include "env.h"
 #include "error.h"
 #include "ipc_transport.h"
+#include "launch_order.h"
 #include "log.h"
 #include "net_probe.h"
 
@@ -85,13 +86,14 @@ void connectGpu(alloyComm* comm, std::unique_ptr<IpcTransport> prepared, alloyRe
                   interNodeUnsupportedReason(comm->topology.localSize, comm->nranks).c_str());
     reason = lastError();
   }
-  if (result == alloySuccess) {
-    result = prepared->connect(comm->blobs, comm->rank);
-    if (result != alloySuccess) reason = lastError();
-  }
+  std::unique_ptr<LaunchOrder> order;
+  if (result == alloySuccess) result = prepared->connect(comm->blobs, comm->rank);
+  if (result == alloySuccess) result = LaunchOrder::create(&order);
+  if (result != alloySuccess && reason.empty()) reason = lastError();
   result = agree(comm->mpiComm, result, "GPU transport set-up");
   if (result == alloySuccess) {
     comm->ipc = std::move(prepared);
+    comm->launchOrder = std::move(order);
     return;
   }
   comm->gpuUnavailableReason = reason.empty() ? lastError() : reason;

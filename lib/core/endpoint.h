@@ -10,7 +10,7 @@
 namespace alloy {
 
 constexpr uint32_t kEndpointMagic = 0xa1103b10u;
-constexpr uint32_t kEndpointVersion = 2;
+constexpr uint32_t kEndpointVersion = 3;
 constexpr int kHostNameBytes = 64;
 constexpr int kNetAddressBytes = 256;
 
@@ -26,7 +26,9 @@ struct EndpointBlob {
   uint8_t gpuUuid[16];
   // Intra-node transport: the workspace peers write into and the signal words they synchronise on.
   int32_t hasIpc;
-  int32_t reserved;
+  // Thread blocks of the engine's kernels this rank's GPU holds at once (SMs x blocks per SM): every
+  // block of a launch must be resident, since blocks wait for peers' blocks (channel clamp, IpcTransport).
+  int32_t residentBlocks;
   uint64_t workspaceBytes;
   cudaIpcMemHandle_t workspaceHandle;
   cudaIpcMemHandle_t signalHandle;

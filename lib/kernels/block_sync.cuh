@@ -9,12 +9,20 @@
 
 namespace alloy {
 
-// Thread 0 waits; the block learns the outcome through shared memory.
-__device__ inline bool blockWait(const DeviceComm& c, const uint64_t* address, uint64_t target) {
-  __shared__ int ok;
-  if (threadIdx.x == 0) ok = waitAtLeast(c, address, target);
+// Thread 0 waits for a flag `peer` raises; the block learns the outcome from the barrier itself. (A
+// shared variable would be overwritten by thread 0's next wait while a slower warp still had to read
+// it: a low-latency send has no other barrier between two waits.)
+__device__ inline bool blockWait(const DeviceComm& c, int peer, const uint64_t* address, uint64_t target) {
+  return __syncthreads_and(threadIdx.x != 0 || waitAtLeast(c, peer, address, target));
+}
+
+// Thread 0 stores the block's final value of one of this rank's own counters once every thread is past
+// its read of the starting value: without the barrier, a warp that had not yet started (nothing else
+// holds the block together when every chunk is low-latency and below the slot count) could read the
+// new value as its start.
+__device__ inline void blockStoreCounter(uint64_t* counter, uint64_t value) {
   __syncthreads();
-  return ok;
+  if (threadIdx.x == 0) *counter = value;
 }
 
 // After the whole block's stores, thread 0 publishes them: the fence orders every thread's stores

@@ -35,6 +35,39 @@ struct SignalLayout {
   static constexpr size_t kBytes = kWords * sizeof(uint64_t);
 };
 
+// Why this rank's kernels gave up, in host-mapped memory: the host reads it to report a failure
+// (alloyCommGetAsyncError, the next call on the communicator) and writes abortFlag to stop the kernels.
+struct FaultRecord {
+  int abortFlag;                // set by alloyCommAbort, or by a kernel whose wait timed out
+  int errorCode;                // the first alloyResult_t a kernel recorded
+  int operation;                // the Operation of the launch that recorded errorCode
+  unsigned int peerMask;        // bit r: a wait for rank r was cut short (kMaxLocalRanks <= 32)
+  unsigned long long waitedNs;  // the longest of those waits
+};
+static_assert(kMaxLocalRanks <= 32, "FaultRecord::peerMask holds one bit per local rank");
+
+// What a launch serves, for fault reports.
+enum Operation : int {
+  kOpUnknown = 0,
+  kOpAllReduce,
+  kOpBroadcast,
+  kOpReduce,
+  kOpAllGather,
+  kOpReduceScatter,
+  kOpAlltoAll,
+  kOpAlltoAllv,
+  kOpSendRecv,
+  kNumOperations
+};
+
+// The API function of an Operation, as users know it.
+inline const char* operationName(int op) {
+  static const char* const names[kNumOperations] = {
+      "an operation",  "alloyAllReduce",     "alloyBroadcast", "alloyReduce",       "alloyAllGather",
+      "alloyReduceScatter", "alloyAlltoAll", "alloyAlltoAllv", "alloySend/alloyRecv"};
+  return op > kOpUnknown && op < kNumOperations ? names[op] : names[kOpUnknown];
+}
+
 struct DeviceComm {
   int rank;
   int nranks;
@@ -42,10 +75,10 @@ struct DeviceComm {
   int slots;               // ring slots per channel
   size_t slotBytes;        // bytes per slot
   unsigned long long timeoutNs;
+  int operation;           // Operation of this launch (set per launch by the plan)
   char* workspace[kMaxLocalRanks];    // rank r's workspace, mapped into this process
   uint64_t* signals[kMaxLocalRanks];  // rank r's signal area, mapped into this process
-  volatile int* abortFlag;            // host-mapped: set by alloyCommAbort or a kernel that timed out
-  int* errorWord;                     // host-mapped: first alloyResult_t a kernel reported
+  FaultRecord* fault;                 // host-mapped, device address
 };
 
 // A rank's workspace holds, for every source rank and channel, a ring of `slots` bulk slots of

@@ -1,10 +1,16 @@
 // The low-latency protocol for small messages. Every 16-byte line carries 8 data bytes and, twice, a
-// 32-bit flag: the low half of the chunk's sequence number + 1. Each (data word, flag) pair is one
+// 32-bit flag derived from the chunk's sequence number (llFlag). Each (data word, flag) pair is one
 // aligned 8-byte half of a 16-byte store, which the GPU delivers whole, so a reader that sees both
 // flags of a line also sees its data: no fence and no separate "posted" flag on the critical path, at
 // the price of half the link's bandwidth. Lines live in their own region of the workspace that the bulk
-// protocol never writes, and the region starts zeroed, so a stale line can only carry an older chunk's
-// flag (a false match needs 2^32 chunks on one channel between two uses of a slot).
+// protocol never writes.
+//
+// Why a stale line can never pass for a new one: the region starts zeroed, flags are never zero, and
+// the receiver zeroes every line it has read before it hands the slot back (the release that frees the
+// slot orders those stores before the sender's next ones). So a line holds either zero or the chunk now
+// in flight in its slot, whatever the flag values of older chunks were. Flags that merely counted
+// sequence numbers modulo 2^32 broke after 2^32 chunks on one channel: the flag 0 matched a zeroed line,
+// and a line left from exactly 2^32 chunks before matched the new chunk's flag.
 #pragma once
 
 #include <cstddef>
@@ -16,6 +22,9 @@
 namespace alloy {
 
 constexpr size_t kLlDataPerLine = 8;
+
+// Chunk seq's flag: 1 .. 2^32 - 1, never the zero of a cleared line.
+ALLOY_HOST_DEVICE inline uint32_t llFlag(uint64_t seq) { return static_cast<uint32_t>(seq % 0xffffffffull) + 1; }
 
 __device__ inline void llStoreLine(uint4* line, uint64_t data, uint32_t flag) {
   asm volatile("st.volatile.global.v4.u32 [%0], {%1, %2, %3, %4};" ::"l"(line), "r"(static_cast<uint32_t>(data)),
@@ -59,19 +68,21 @@ __device__ inline void llSendChunk(uint4* lines, const char* src, size_t bytes, 
   }
 }
 
-// The receiving block waits for every line of the chunk and writes its data to dst. Returns false (on
-// every thread) when a wait was cut short by an abort or the timeout.
-__device__ inline bool llRecvChunk(const DeviceComm& c, const uint4* lines, char* dst, size_t bytes,
+// The receiving block waits for every line of the chunk `peer` sends, writes its data to dst and clears
+// the line (see the top of this file). Returns false (on every thread) when a wait was cut short by an
+// abort or the timeout. The caller hands the slot back with a release after this returns.
+__device__ inline bool llRecvChunk(const DeviceComm& c, int peer, uint4* lines, char* dst, size_t bytes,
                                    uint32_t flag) {
   const size_t count = (bytes + kLlDataPerLine - 1) / kLlDataPerLine;
   bool ok = true;
   for (size_t i = threadIdx.x; ok && i < count; i += blockDim.x) {
     uint4 v;
-    ok = spinUntil(c, [&] {
+    ok = spinUntil(c, peer, [&] {
       v = llLoadLine(lines + i);
       return v.y == flag && v.w == flag;
     });
     if (!ok) break;
+    llStoreLine(lines + i, 0, 0);
     const size_t offset = i * kLlDataPerLine;
     const size_t take = bytes - offset < kLlDataPerLine ? bytes - offset : kLlDataPerLine;
     storeWord(dst + offset, static_cast<uint64_t>(v.x) | static_cast<uint64_t>(v.z) << 32, take);

@@ -30,7 +30,7 @@ __device__ void runSend(const P2pLaunch& args, const P2pTask& task, int ch) {
       [&](const P2pSegment& seg, size_t offset, size_t length, uint64_t seq) {
         return ringSendChunk(c, task.peer, ch, seq, seg.src + offset, length, task.lowLatency);
       });
-  if (done && threadIdx.x == 0) *counter = end;
+  if (done) blockStoreCounter(counter, end);
 }
 
 __device__ void runRecv(const P2pLaunch& args, const P2pTask& task, int ch) {
@@ -39,22 +39,22 @@ __device__ void runRecv(const P2pLaunch& args, const P2pTask& task, int ch) {
   uint64_t* counter = mine + SignalLayout::recvd(task.peer, ch);
   const uint64_t* posted = mine + SignalLayout::posted(task.peer, ch);
   uint64_t* consumed = c.signals[task.peer] + SignalLayout::consumed(c.rank, ch);
-  const char* workspace = c.workspace[c.rank];
+  char* workspace = c.workspace[c.rank];
   uint64_t end = 0;
   const bool done = forEachTaskChunk(args, task, ch, *counter, &end,
       [&](const P2pSegment& seg, size_t offset, size_t length, uint64_t seq) {
         const int slot = static_cast<int>(seq % c.slots);
         if (task.lowLatency) {
-          const auto* lines = reinterpret_cast<const uint4*>(workspace + workspaceLlSlotOffset(c, task.peer, ch, slot));
-          if (!llRecvChunk(c, lines, seg.dst + offset, length, static_cast<uint32_t>(seq + 1))) return false;
+          auto* lines = reinterpret_cast<uint4*>(workspace + workspaceLlSlotOffset(c, task.peer, ch, slot));
+          if (!llRecvChunk(c, task.peer, lines, seg.dst + offset, length, llFlag(seq))) return false;
         } else {
-          if (!blockWait(c, posted, seq + 1)) return false;
+          if (!blockWait(c, task.peer, posted, seq + 1)) return false;
           blockCopy(seg.dst + offset, workspace + workspaceSlotOffset(c, task.peer, ch, slot), length);
         }
         blockRelease(consumed, seq + 1);
         return true;
       });
-  if (done && threadIdx.x == 0) *counter = end;
+  if (done) blockStoreCounter(counter, end);
 }
 
 __device__ void runCopy(const P2pLaunch& args, const P2pTask& task, int ch) {
@@ -67,6 +67,7 @@ __device__ void runCopy(const P2pLaunch& args, const P2pTask& task, int ch) {
 }
 
 __global__ void __launch_bounds__(kThreads) p2pKernel(const __grid_constant__ P2pLaunch args) {
+  if (blockSeesAbort(args.comm)) return;
   const int ch = blockIdx.x % args.comm.channels;
   const P2pTask& task = args.tasks[blockIdx.x / args.comm.channels];
   switch (task.kind) {
@@ -82,6 +83,10 @@ cudaError_t launchP2p(const P2pLaunch& launch, cudaStream_t stream) {
   if (launch.numTasks == 0) return cudaSuccess;
   p2pKernel<<<launch.numTasks * launch.comm.channels, kThreads, 0, stream>>>(launch);
   return cudaGetLastError();
+}
+
+cudaError_t p2pKernelBlocksPerSm(int* blocks) {
+  return cudaOccupancyMaxActiveBlocksPerMultiprocessor(blocks, p2pKernel, kThreads, 0);
 }
 
 }  // namespace alloy

@@ -41,4 +41,7 @@ static_assert(sizeof(P2pLaunch) <= 4096, "P2pLaunch must fit in kernel parameter
 // Enqueues the kernel on stream: numTasks * comm.channels blocks.
 cudaError_t launchP2p(const P2pLaunch& launch, cudaStream_t stream);
 
+// How many of the kernel's blocks one SM of the current device holds at once.
+cudaError_t p2pKernelBlocksPerSm(int* blocks);
+
 }  // namespace alloy

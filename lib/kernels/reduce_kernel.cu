@@ -2,6 +2,8 @@
 #include <cuda_fp16.h>
 #include <cuda_fp8.h>
 
+#include <climits>
+
 #include "block_copy.cuh"
 #include "block_reduce.cuh"
 #include "block_sync.cuh"
@@ -38,7 +40,7 @@ __device__ void runSend(const DeviceComm& c, const ReduceTask& task, int ch) {
   const bool done = forEachRangeChunk(c, task.bytes, maxChunkBytes(c, task), ch, &chunks, [&](size_t offset, size_t length, uint64_t k) {
     return ringSendChunk(c, task.peer, ch, start + k, task.src + offset, length, task.lowLatency);
   });
-  if (done && threadIdx.x == 0) *counter = start + chunks;
+  if (done) blockStoreCounter(counter, start + chunks);
 }
 
 // Reduce-receive (and, for kReduceSendRecv, send first) on channel ch. Per chunk: every peer's slot
@@ -52,7 +54,6 @@ __device__ void runRecv(const DeviceComm& c, const ReduceTask& task, int ch) {
   // Starting sequences of every peer's rings on this channel, read once before anything moves.
   __shared__ uint64_t recvStart[kMaxLocalRanks], sendStart[kMaxLocalRanks];
   __shared__ const char* inputs[kMaxLocalRanks];
-  __shared__ int ok;
   if (threadIdx.x < n && threadIdx.x != me) {
     recvStart[threadIdx.x] = mine[SignalLayout::recvd(threadIdx.x, ch)];
     if (sendFirst) sendStart[threadIdx.x] = mine[SignalLayout::sent(threadIdx.x, ch)];
@@ -71,9 +72,8 @@ __device__ void runRecv(const DeviceComm& c, const ReduceTask& task, int ch) {
         if (q == me) continue;
         const uint64_t seq = recvStart[q] + k;
         const int slot = static_cast<int>(seq % c.slots);
-        const auto* lines = reinterpret_cast<const uint4*>(c.workspace[me] + workspaceLlSlotOffset(c, q, ch, slot));
-        if (!llRecvChunk(c, lines, c.workspace[me] + workspaceSlotOffset(c, q, ch, slot), length,
-                         static_cast<uint32_t>(seq + 1)))
+        auto* lines = reinterpret_cast<uint4*>(c.workspace[me] + workspaceLlSlotOffset(c, q, ch, slot));
+        if (!llRecvChunk(c, q, lines, c.workspace[me] + workspaceSlotOffset(c, q, ch, slot), length, llFlag(seq)))
           return false;
       }
     }
@@ -82,13 +82,13 @@ __device__ void runRecv(const DeviceComm& c, const ReduceTask& task, int ch) {
       inputs[q] = q == me ? task.src + offset
                           : c.workspace[me] + workspaceSlotOffset(c, q, ch, static_cast<int>((recvStart[q] + k) % c.slots));
     }
-    if (threadIdx.x == 0) {
-      ok = 1;
-      for (int q = 0; q < n && ok && !lowLatency; ++q)
-        if (q != me && !waitAtLeast(c, mine + SignalLayout::posted(q, ch), recvStart[q] + k + 1)) ok = 0;
+    // Thread 0 waits for every peer's bulk chunk; the barrier publishes inputs[] and the outcome.
+    bool posted = true;
+    if (threadIdx.x == 0 && !lowLatency) {
+      for (int q = 0; q < n && posted; ++q)
+        if (q != me) posted = waitAtLeast(c, q, mine + SignalLayout::posted(q, ch), recvStart[q] + k + 1);
     }
-    __syncthreads();
-    if (!ok) return false;
+    if (!__syncthreads_and(posted)) return false;
     blockReduce<T, Op>(task.dst + offset, inputs, n, length);
     // Every thread's loads of the slots have returned before any peer may overwrite them (the release
     // of blockRelease: no fence, this block's own stores went to local memory).
@@ -108,6 +108,7 @@ __device__ void runRecv(const DeviceComm& c, const ReduceTask& task, int ch) {
 // One instantiation per datatype; the operator is a switch per block, outside every loop.
 template <typename T>
 __global__ void __launch_bounds__(kThreads) reduceKernel(const __grid_constant__ ReduceLaunch args) {
+  if (blockSeesAbort(args.comm)) return;
   const int ch = blockIdx.x % args.comm.channels;
   const ReduceTask& task = args.tasks[blockIdx.x / args.comm.channels];
   if (task.role == kReduceSend) {
@@ -123,31 +124,48 @@ __global__ void __launch_bounds__(kThreads) reduceKernel(const __grid_constant__
   }
 }
 
-template <typename T>
-cudaError_t launchTyped(const ReduceLaunch& launch, cudaStream_t stream) {
-  reduceKernel<T><<<launch.numTasks * launch.comm.channels, kThreads, 0, stream>>>(launch);
-  return cudaGetLastError();
+// Calls f with a value of the C++ type of `type`.
+template <typename F>
+cudaError_t withType(alloyDataType_t type, F f) {
+  switch (type) {
+    case alloyInt8: return f(int8_t{});
+    case alloyUint8: return f(uint8_t{});
+    case alloyInt32: return f(int32_t{});
+    case alloyUint32: return f(uint32_t{});
+    case alloyInt64: return f(int64_t{});
+    case alloyUint64: return f(uint64_t{});
+    case alloyFloat16: return f(__half{});
+    case alloyFloat32: return f(float{});
+    case alloyFloat64: return f(double{});
+    case alloyBfloat16: return f(__nv_bfloat16{});
+    case alloyFloat8e4m3: return f(__nv_fp8_e4m3{});
+    case alloyFloat8e5m2: return f(__nv_fp8_e5m2{});
+    default: return cudaErrorInvalidValue;
+  }
 }
 
 }  // namespace
 
 cudaError_t launchReduce(const ReduceLaunch& launch, alloyDataType_t type, cudaStream_t stream) {
   if (launch.numTasks == 0) return cudaSuccess;
-  switch (type) {
-    case alloyInt8: return launchTyped<int8_t>(launch, stream);
-    case alloyUint8: return launchTyped<uint8_t>(launch, stream);
-    case alloyInt32: return launchTyped<int32_t>(launch, stream);
-    case alloyUint32: return launchTyped<uint32_t>(launch, stream);
-    case alloyInt64: return launchTyped<int64_t>(launch, stream);
-    case alloyUint64: return launchTyped<uint64_t>(launch, stream);
-    case alloyFloat16: return launchTyped<__half>(launch, stream);
-    case alloyFloat32: return launchTyped<float>(launch, stream);
-    case alloyFloat64: return launchTyped<double>(launch, stream);
-    case alloyBfloat16: return launchTyped<__nv_bfloat16>(launch, stream);
-    case alloyFloat8e4m3: return launchTyped<__nv_fp8_e4m3>(launch, stream);
-    case alloyFloat8e5m2: return launchTyped<__nv_fp8_e5m2>(launch, stream);
-    default: return cudaErrorInvalidValue;
+  return withType(type, [&](auto tag) {
+    reduceKernel<decltype(tag)><<<launch.numTasks * launch.comm.channels, kThreads, 0, stream>>>(launch);
+    return cudaGetLastError();
+  });
+}
+
+cudaError_t reduceKernelBlocksPerSm(int* blocks) {
+  int fewest = INT_MAX;
+  for (int t = 0; t < alloyNumTypes; ++t) {
+    int perSm = 0;
+    const cudaError_t err = withType(static_cast<alloyDataType_t>(t), [&](auto tag) {
+      return cudaOccupancyMaxActiveBlocksPerMultiprocessor(&perSm, reduceKernel<decltype(tag)>, kThreads, 0);
+    });
+    if (err != cudaSuccess) return err;
+    fewest = perSm < fewest ? perSm : fewest;
   }
+  *blocks = fewest;
+  return cudaSuccess;
 }
 
 }  // namespace alloy

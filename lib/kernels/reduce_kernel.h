@@ -44,4 +44,7 @@ static_assert(sizeof(ReduceLaunch) <= 4096, "ReduceLaunch must fit in kernel par
 // Enqueues the kernel specialised for type on stream. type and op must be valid (checked by the caller).
 cudaError_t launchReduce(const ReduceLaunch& launch, alloyDataType_t type, cudaStream_t stream);
 
+// How many blocks one SM of the current device holds at once of the kernel's most demanding datatype.
+cudaError_t reduceKernelBlocksPerSm(int* blocks);
+
 }  // namespace alloy

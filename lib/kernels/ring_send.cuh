@@ -19,14 +19,14 @@ __device__ inline bool ringSendChunk(const DeviceComm& c, int peer, int ch, uint
                                      size_t length, bool lowLatency) {
   // Slot seq % slots is free once the receiver consumed chunk seq - slots.
   const uint64_t* consumed = c.signals[c.rank] + SignalLayout::consumed(peer, ch);
-  if (seq >= static_cast<uint64_t>(c.slots) && !blockWait(c, consumed, seq - c.slots + 1)) return false;
+  if (seq >= static_cast<uint64_t>(c.slots) && !blockWait(c, peer, consumed, seq - c.slots + 1)) return false;
   const int slot = static_cast<int>(seq % c.slots);
   char* peerWorkspace = c.workspace[peer];
   if (lowLatency) {
     // The lines carry their own flags. `posted` only has to cover bulk chunks, and the next bulk
     // chunk's publication covers this one too.
     llSendChunk(reinterpret_cast<uint4*>(peerWorkspace + workspaceLlSlotOffset(c, c.rank, ch, slot)), src, length,
-                static_cast<uint32_t>(seq + 1));
+                llFlag(seq));
     return true;
   }
   blockCopy(peerWorkspace + workspaceSlotOffset(c, c.rank, ch, slot), src, length);

@@ -24,30 +24,52 @@ __device__ inline unsigned long long globalTimerNs() {
   return t;
 }
 
-// Spins until ready() holds. Returns false when the communicator is aborted or the wait outlasts the
-// timeout (then alloyTimeout is recorded and the abort flag raised, so every other waiting block of
-// this rank gives up too instead of spinning out its own timeout).
+__device__ inline bool abortRaised(const DeviceComm& c) {
+  return *reinterpret_cast<volatile int*>(&c.fault->abortFlag) != 0;
+}
+
+// Notes that a wait for `peer` was cut short after waitedNs: the host names those peers and the time
+// in its report. On a timeout this launch's operation is recorded with the error code (first one wins),
+// and the abort flag raised, so that every other waiting block of this rank gives up too instead of
+// spinning out its own timeout.
+__device__ inline void recordGiveUp(const DeviceComm& c, int peer, unsigned long long waitedNs, bool timedOut) {
+  FaultRecord* f = c.fault;
+  if (timedOut && atomicCAS(&f->errorCode, 0, static_cast<int>(alloyTimeout)) == 0) f->operation = c.operation;
+  atomicOr(&f->peerMask, 1u << peer);
+  atomicMax(&f->waitedNs, waitedNs);
+  if (timedOut) *reinterpret_cast<volatile int*>(&f->abortFlag) = 1;
+  __threadfence_system();
+}
+
+// Spins until ready() holds, waiting on `peer`. Returns false when the communicator is aborted or the
+// wait outlasts the timeout (see recordGiveUp).
 template <typename Ready>
-__device__ inline bool spinUntil(const DeviceComm& c, Ready ready) {
+__device__ inline bool spinUntil(const DeviceComm& c, int peer, Ready ready) {
   if (ready()) return true;
   const unsigned long long start = globalTimerNs();
   for (unsigned spins = 1;; ++spins) {
     if (ready()) return true;
     if ((spins & 1023u) == 0) {
-      if (*c.abortFlag) return false;
-      if (globalTimerNs() - start > c.timeoutNs) {
-        atomicCAS(c.errorWord, 0, static_cast<int>(alloyTimeout));
-        *c.abortFlag = 1;
-        __threadfence_system();
+      const unsigned long long waited = globalTimerNs() - start;
+      const bool timedOut = waited > c.timeoutNs;
+      if (timedOut || abortRaised(c)) {
+        recordGiveUp(c, peer, waited, timedOut);
         return false;
       }
     }
   }
 }
 
-// Spins until *address >= target (see spinUntil).
-__device__ inline bool waitAtLeast(const DeviceComm& c, const uint64_t* address, uint64_t target) {
-  return spinUntil(c, [&] { return loadAcquireSys(address) >= target; });
+// Spins until *address >= target, a flag that `peer` raises (see spinUntil).
+__device__ inline bool waitAtLeast(const DeviceComm& c, int peer, const uint64_t* address, uint64_t target) {
+  return spinUntil(c, peer, [&] { return loadAcquireSys(address) >= target; });
+}
+
+// Whether the communicator was aborted before this block began (the same answer on every thread).
+// Kernels queued behind an operation that timed out, or behind alloyCommAbort, return at once: their
+// starting counters no longer match the peers', so any ring they touched would be corrupted.
+__device__ inline bool blockSeesAbort(const DeviceComm& c) {
+  return __syncthreads_or(threadIdx.x == 0 && abortRaised(c));
 }
 
 }  // namespace alloy

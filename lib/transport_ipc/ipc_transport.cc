@@ -1,10 +1,13 @@
 #include "ipc_transport.h"
 
+#include <algorithm>
 #include <cstring>
 
 #include "env.h"
 #include "error.h"
 #include "log.h"
+#include "p2p_kernel.h"
+#include "reduce_kernel.h"
 
 namespace alloy {
 
@@ -28,6 +31,34 @@ EngineGeometry engineGeometry(int nranks) {
   return g;
 }
 
+int residentChannelLimit(const std::vector<EndpointBlob>& blobs) {
+  // The widest launch is the point-to-point kernel's: a local copy plus a send and a receive per peer,
+  // each with `channels` blocks (a reduction launch has at most nranks tasks).
+  const long long tasks = 2ll * static_cast<long long>(blobs.size()) - 1;
+  long long limit = kMaxChannels;
+  for (const EndpointBlob& b : blobs) {
+    long long sharers = 0;
+    for (const EndpointBlob& q : blobs)
+      sharers += q.hostHash == b.hostHash && std::memcmp(q.gpuUuid, b.gpuUuid, sizeof(q.gpuUuid)) == 0;
+    limit = std::min(limit, b.residentBlocks / sharers / tasks);
+  }
+  return static_cast<int>(std::max(limit, 1ll));
+}
+
+namespace {
+
+// Blocks of the engine's kernels the current device holds at once.
+alloyResult_t residentBlocksOf(int device, int32_t* blocks) {
+  int sms = 0, p2p = 0, reduce = 0;
+  ALLOY_CUDA_TRY(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+  ALLOY_CUDA_TRY(p2pKernelBlocksPerSm(&p2p));
+  ALLOY_CUDA_TRY(reduceKernelBlocksPerSm(&reduce));
+  *blocks = sms * std::min(p2p, reduce);
+  return alloySuccess;
+}
+
+}  // namespace
+
 alloyResult_t IpcTransport::prepare(int device, int nranks, long long timeoutMs, EndpointBlob* blob,
                                     std::unique_ptr<IpcTransport>* out) {
   if (nranks > kMaxLocalRanks)
@@ -50,15 +81,12 @@ alloyResult_t IpcTransport::prepare(int device, int nranks, long long timeoutMs,
   ALLOY_CUDA_TRY(cudaMemset(t->workspace_, 0, bytes));
   ALLOY_CUDA_TRY(cudaMalloc(&t->signals_, SignalLayout::kBytes));
   ALLOY_CUDA_TRY(cudaMemset(t->signals_, 0, SignalLayout::kBytes));
-  ALLOY_CUDA_TRY(cudaHostAlloc(reinterpret_cast<void**>(&t->hostWords_), 2 * sizeof(int), cudaHostAllocMapped));
-  t->hostWords_[0] = 0;
-  t->hostWords_[1] = 0;
-  int* deviceWords = nullptr;
-  ALLOY_CUDA_TRY(cudaHostGetDevicePointer(reinterpret_cast<void**>(&deviceWords), t->hostWords_, 0));
-  v.abortFlag = deviceWords;
-  v.errorWord = deviceWords + 1;
+  ALLOY_CUDA_TRY(cudaHostAlloc(reinterpret_cast<void**>(&t->fault_), sizeof(FaultRecord), cudaHostAllocMapped));
+  std::memset(t->fault_, 0, sizeof(FaultRecord));
+  ALLOY_CUDA_TRY(cudaHostGetDevicePointer(reinterpret_cast<void**>(&v.fault), t->fault_, 0));
   ALLOY_CUDA_TRY(cudaDeviceSynchronize());  // the memsets must land before any peer maps the signals
 
+  ALLOY_TRY(residentBlocksOf(device, &blob->residentBlocks));
   blob->hasIpc = 1;
   blob->workspaceBytes = bytes;
   ALLOY_CUDA_TRY(cudaIpcGetMemHandle(&blob->workspaceHandle, t->workspace_));
@@ -97,6 +125,18 @@ alloyResult_t IpcTransport::connect(const std::vector<EndpointBlob>& blobs, int 
     v.workspace[r] = static_cast<char*>(workspace);
     v.signals[r] = static_cast<uint64_t*>(signals);
   }
+  // Blocks wait for other ranks' blocks, so a block that is not resident while the others spin can
+  // deadlock the launch. Every rank computes the same limit from the same blobs, so all keep agreeing
+  // on the ring layout (the workspace was sized for the larger count, which only leaves room unused).
+  const int limit = residentChannelLimit(blobs);
+  if (limit < v.channels) {
+    // Worth a warning where the user asked for the channels; the default is lowered quietly.
+    const bool asked = !envString("ALLOY_CHANNELS", "").empty();
+    (asked ? logWarn : logInfo)("rank %d: %d channels instead of %d, so that every block of a launch is resident "
+                                "(%d blocks of the engine fit on this GPU; ranks sharing a GPU split it)",
+                                myRank, limit, v.channels, blobs[myRank].residentBlocks);
+    v.channels = limit;
+  }
   return alloySuccess;
 }
 
@@ -107,15 +147,39 @@ IpcTransport::~IpcTransport() {
   }
   if (workspace_ != nullptr && cudaFree(workspace_) != cudaSuccess) logWarn("cudaFree(workspace) failed");
   if (signals_ != nullptr && cudaFree(signals_) != cudaSuccess) logWarn("cudaFree(signals) failed");
-  if (hostWords_ != nullptr && cudaFreeHost(hostWords_) != cudaSuccess) logWarn("cudaFreeHost failed");
+  if (fault_ != nullptr && cudaFreeHost(fault_) != cudaSuccess) logWarn("cudaFreeHost failed");
 }
 
+// The record is written by running kernels: every field is read through a volatile access.
 alloyResult_t IpcTransport::asyncError() const {
-  return static_cast<alloyResult_t>(reinterpret_cast<volatile int*>(hostWords_)[1]);
+  return static_cast<alloyResult_t>(static_cast<const volatile FaultRecord*>(fault_)->errorCode);
 }
 
-void IpcTransport::abort() {
-  reinterpret_cast<volatile int*>(hostWords_)[0] = 1;
+FaultRecord IpcTransport::faultRecord() const {
+  const volatile FaultRecord* f = fault_;
+  FaultRecord r;
+  r.abortFlag = f->abortFlag;
+  r.errorCode = f->errorCode;
+  r.operation = f->operation;
+  r.peerMask = f->peerMask;
+  r.waitedNs = f->waitedNs;
+  return r;
+}
+
+void IpcTransport::abort() { static_cast<volatile FaultRecord*>(fault_)->abortFlag = 1; }
+
+alloyResult_t IpcTransport::setSequencesForTest(uint64_t value) {
+  std::vector<uint64_t> words(SignalLayout::kWords, 0);
+  for (int r = 0; r < kMaxLocalRanks; ++r) {
+    for (int ch = 0; ch < kMaxChannels; ++ch) {
+      words[SignalLayout::posted(r, ch)] = value;
+      words[SignalLayout::consumed(r, ch)] = value;
+      words[SignalLayout::sent(r, ch)] = value;
+      words[SignalLayout::recvd(r, ch)] = value;
+    }
+  }
+  ALLOY_CUDA_TRY(cudaMemcpy(signals_, words.data(), SignalLayout::kBytes, cudaMemcpyHostToDevice));
+  return alloySuccess;
 }
 
 }  // namespace alloy

@@ -24,12 +24,18 @@ struct EngineGeometry {
 // equal on every rank).
 EngineGeometry engineGeometry(int nranks);
 
+// The most channels for which every block of any launch on nranks local ranks is resident on every
+// rank's GPU at once, given each rank's residentBlocks and the ranks sharing its GPU (which, under MPS,
+// run their kernels side by side). At least 1.
+int residentChannelLimit(const std::vector<EndpointBlob>& blobs);
+
 class IpcTransport {
  public:
   // Allocates the workspace and signal area on the current device and writes their IPC handles into blob.
   static alloyResult_t prepare(int device, int nranks, long long timeoutMs, EndpointBlob* blob,
                                std::unique_ptr<IpcTransport>* out);
-  // Maps every peer's workspace and signal area. All ranks are on this host.
+  // Maps every peer's workspace and signal area, and lowers the channel count until every launch is
+  // wholly resident on every rank's GPU (residentChannelLimit). All ranks are on this host.
   alloyResult_t connect(const std::vector<EndpointBlob>& blobs, int myRank);
   ~IpcTransport();
 
@@ -37,8 +43,15 @@ class IpcTransport {
   size_t lowLatencyMaxBytes() const { return lowLatencyMaxBytes_; }
   // The first error a kernel recorded, or alloySuccess.
   alloyResult_t asyncError() const;
-  // Makes every kernel of this communicator that waits on a peer return.
+  // What the kernels recorded when they gave up: the operation, the peers waited for, the time waited.
+  FaultRecord faultRecord() const;
+  // Makes every kernel of this communicator that waits on a peer return, and every later launch return
+  // at once.
   void abort();
+  // Test hook: sets every sequence counter of this rank's signal area (posted, consumed, sent, recvd)
+  // to value, so that a test reaches counter values (2^32 and beyond) that would take hours of traffic.
+  // Every rank of the communicator must set the same value while no operation is in flight.
+  alloyResult_t setSequencesForTest(uint64_t value);
 
   IpcTransport(const IpcTransport&) = delete;
   IpcTransport& operator=(const IpcTransport&) = delete;
@@ -51,7 +64,7 @@ class IpcTransport {
   size_t lowLatencyMaxBytes_ = 0;
   void* workspace_ = nullptr;         // this rank's, cudaMalloc
   void* signals_ = nullptr;           // this rank's, cudaMalloc
-  int* hostWords_ = nullptr;          // [0] abort flag, [1] error word: cudaHostAlloc, mapped
+  FaultRecord* fault_ = nullptr;      // cudaHostAlloc, mapped (DeviceComm::fault is its device address)
   std::vector<void*> mappedPeers_;    // cudaIpcOpenMemHandle results to close
 };
 

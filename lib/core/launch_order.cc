@@ -1,0 +1,50 @@
+#include "launch_order.h"
+
+#include "error.h"
+#include "log.h"
+
+namespace alloy {
+namespace {
+
+// Whether work enqueued on stream now goes into a graph being captured.
+alloyResult_t capturing(cudaStream_t stream, const char* function, bool* yes) {
+  cudaStreamCaptureStatus status = cudaStreamCaptureStatusNone;
+  const cudaError_t err = cudaStreamIsCapturing(stream, &status);
+  if (err != cudaSuccess)
+    return fail(alloyCudaError, "%s: cudaStreamIsCapturing(stream) failed: %s", function, cudaGetErrorString(err));
+  *yes = status == cudaStreamCaptureStatusActive;
+  return alloySuccess;
+}
+
+}  // namespace
+
+alloyResult_t LaunchOrder::create(std::unique_ptr<LaunchOrder>* out) {
+  std::unique_ptr<LaunchOrder> order(new LaunchOrder());
+  ALLOY_CUDA_TRY(cudaEventCreateWithFlags(&order->last_, cudaEventDisableTiming));
+  *out = std::move(order);
+  return alloySuccess;
+}
+
+LaunchOrder::~LaunchOrder() {
+  if (last_ != nullptr && cudaEventDestroy(last_) != cudaSuccess) logWarn("cudaEventDestroy failed");
+}
+
+alloyResult_t LaunchOrder::enqueue(cudaStream_t stream, const char* function,
+                                   const std::function<cudaError_t()>& launch) {
+  bool captured = false;
+  ALLOY_TRY(capturing(stream, function, &captured));
+  cudaError_t err = cudaStreamWaitEvent(stream, last_, captured ? cudaEventWaitExternal : cudaEventWaitDefault);
+  if (err != cudaSuccess)
+    return fail(alloyCudaError, "%s: cannot order the launch after the communicator's previous one "
+                "(cudaStreamWaitEvent: %s)", function, cudaGetErrorString(err));
+  err = launch();
+  if (err != cudaSuccess)
+    return fail(alloyCudaError, "%s: kernel launch failed: %s", function, cudaGetErrorString(err));
+  err = cudaEventRecordWithFlags(last_, stream, captured ? cudaEventRecordExternal : cudaEventRecordDefault);
+  if (err != cudaSuccess)
+    return fail(alloyCudaError, "%s: cannot mark the communicator's latest launch (cudaEventRecord: %s)", function,
+                cudaGetErrorString(err));
+  return alloySuccess;
+}
+
+}  // namespace alloy

@@ -1,0 +1,41 @@
+// Orders every launch of one communicator after the one before it, whatever streams they are on.
+//
+// The engine's kernels read their starting sequence numbers from device memory and write back where
+// they ended, so two launches of one communicator must never run at the same time: on two streams
+// with nothing ordering them, both would start from the same counters and the rings would be
+// corrupted (or wait forever). NCCL orders a communicator's work the same way. One event marks the
+// latest launch; each launch first makes its stream wait for it, then records it.
+//
+// Under stream capture the wait and the record become external event nodes of the graph, so a replay
+// also waits for the communicator's launch issued before it, and a launch issued after the replay
+// waits for the replay's kernels. Host calls on one communicator must still come from one thread at a
+// time (docs/api.md).
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <functional>
+#include <memory>
+
+#include "alloy.h"
+
+namespace alloy {
+
+class LaunchOrder {
+ public:
+  // On the current device.
+  static alloyResult_t create(std::unique_ptr<LaunchOrder>* out);
+  ~LaunchOrder();
+  LaunchOrder(const LaunchOrder&) = delete;
+  LaunchOrder& operator=(const LaunchOrder&) = delete;
+
+  // Enqueues launch (a kernel launch on stream, returning cudaGetLastError) after the communicator's
+  // previous launch, and marks it the latest. function names the API call in messages.
+  alloyResult_t enqueue(cudaStream_t stream, const char* function, const std::function<cudaError_t()>& launch);
+
+ private:
+  LaunchOrder() = default;
+  cudaEvent_t last_ = nullptr;
+};
+
+}  // namespace alloy

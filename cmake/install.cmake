@@ -16,8 +16,31 @@ write_basic_package_version_file(${CMAKE_CURRENT_BINARY_DIR}/AlloyConfigVersion.
 install(FILES ${CMAKE_CURRENT_BINARY_DIR}/AlloyConfig.cmake ${CMAKE_CURRENT_BINARY_DIR}/AlloyConfigVersion.cmake
   DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/Alloy)
 
+# The .pc files are relocatable: prefix is found from the .pc's own directory (${pcfiledir}, which pkg-config
+# and pkgconf both define), not from the configure-time CMAKE_INSTALL_PREFIX, which `cmake --install --prefix`
+# and moving the tree both leave stale. The way up from LIBDIR/pkgconfig to the prefix follows from
+# CMAKE_INSTALL_LIBDIR (../.. for lib or lib64, ../../.. for lib/x86_64-linux-gnu). Absolute install
+# directories (GNUInstallDirs allows them) are written as they are, and such a tree cannot move.
+if(IS_ABSOLUTE "${CMAKE_INSTALL_LIBDIR}")
+  set(ALLOY_PC_PREFIX "${CMAKE_INSTALL_PREFIX}")
+else()
+  file(RELATIVE_PATH ALLOY_PC_UP "/p/${CMAKE_INSTALL_LIBDIR}/pkgconfig" "/p")
+  string(REGEX REPLACE "/$" "" ALLOY_PC_UP "${ALLOY_PC_UP}")
+  set(ALLOY_PC_PREFIX "\${pcfiledir}/${ALLOY_PC_UP}")
+endif()
+# The .pc value of an install directory: ${prefix}/DIR, or DIR itself where absolute.
+function(alloy_pc_dir out dir)
+  if(IS_ABSOLUTE "${dir}")
+    set(${out} "${dir}" PARENT_SCOPE)
+  else()
+    set(${out} "\${prefix}/${dir}" PARENT_SCOPE)
+  endif()
+endfunction()
+alloy_pc_dir(ALLOY_PC_LIBDIR "${CMAKE_INSTALL_LIBDIR}")
+alloy_pc_dir(ALLOY_PC_INCLUDEDIR "${CMAKE_INSTALL_INCLUDEDIR}")
+
 # alloy.h includes cuda_runtime.h and mpi.h: the pkg-config file carries the CUDA include path and
-# runtime library; MPI's flags come from the mpicc/mpifort wrapper the user compiles with.
+# runtime library, as CMake's CUDAToolkit found them; MPI's flags come from the mpicc/mpifort wrapper.
 set(ALLOY_PC_CUDA_INCLUDE "${CUDAToolkit_INCLUDE_DIRS}")
 list(GET ALLOY_PC_CUDA_INCLUDE 0 ALLOY_PC_CUDA_INCLUDE)
 set(ALLOY_PC_CUDA_LIBDIR "${CUDAToolkit_LIBRARY_DIR}")
@@ -31,6 +54,7 @@ if(TARGET alloy_fortran)
   set(ALLOY_FORTRAN_MODDIR ${CMAKE_INSTALL_LIBDIR}/fortran/alloy)
   install(TARGETS alloy_fortran LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR})
   install(DIRECTORY ${CMAKE_BINARY_DIR}/mpi_ext/fortran/modules/ DESTINATION ${ALLOY_FORTRAN_MODDIR})
+  alloy_pc_dir(ALLOY_PC_MODDIR "${ALLOY_FORTRAN_MODDIR}")
   configure_file(cmake/alloy-fortran.pc.in ${CMAKE_CURRENT_BINARY_DIR}/alloy-fortran.pc @ONLY)
   install(FILES ${CMAKE_CURRENT_BINARY_DIR}/alloy-fortran.pc DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)
 endif()

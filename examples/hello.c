@@ -51,7 +51,9 @@ int main(int argc, char** argv) {
   CHECK(alloyGetVersion(&version));
   CHECK(alloyCommCreateFromMPI(MPI_COMM_WORLD, NULL, &comm));
   CHECK(alloyCommCuDevice(comm, &device));
-  printf("rank %d/%d: Alloy %d communicator on CUDA device %d%s\n", rank, nranks, version, device,
+  /* alloyGetVersion encodes major*10000 + minor*100 + patch: 100 is 0.1.0. */
+  printf("rank %d/%d: Alloy %d.%d.%d communicator on CUDA device %d%s\n", rank, nranks, version / 10000,
+         version / 100 % 100, version % 100, device,
          device < 0 ? " (host-only: no CUDA device on this machine)" : "");
   int wrong = 0;
   if (device >= 0) {

@@ -179,6 +179,8 @@ alloyResult_t IpcTransport::setSequencesForTest(uint64_t value) {
     }
   }
   ALLOY_CUDA_TRY(cudaMemcpy(signals_, words.data(), SignalLayout::kBytes, cudaMemcpyHostToDevice));
+  // A copy from pageable memory may return before it lands; peers write this area once the caller says go.
+  ALLOY_CUDA_TRY(cudaDeviceSynchronize());
   return alloySuccess;
 }
 

@@ -12,7 +12,9 @@ namespace {
 
 class AlltoAll : public CommTest {};
 
-constexpr size_t kSlotBytes = 256 << 10;  // the engine's default slot size
+// 256 KiB per peer: the default low-latency limit (ALLOY_LL_MAX_BYTES); the bulk slot is 512 KiB since
+// the low-latency protocol came (ProtocolBoundarySizes below follows the run's actual values).
+constexpr size_t kSlotBytes = 256 << 10;
 
 // Data movement is bytes: every datatype, counts 0, 1 and odd ones; count 0 must leave recvbuff alone.
 TEST_F(AlltoAll, EveryDatatypeAndCount) {
@@ -39,6 +41,28 @@ TEST_F(AlltoAll, SizesUpTo64MB) {
   };
   uint64_t tag = 0;
   for (const Case& c : cases) alltoallRoundTrip(c.blockBytes / typeSize(c.type), c.type, ++tag);
+}
+
+// Block sizes per peer just under, at and just over every protocol boundary of the engine (pages, the
+// low-latency chunk, the low-latency limit, the bulk slot; gpu_test_util.h boundarySizes): in float32
+// (one element either side), and in uint8 at odd offsets (one byte either side, partial 8-byte lines of
+// the low-latency protocol). Small enough to repeat (scripts/gpu-check.sh stress).
+TEST_F(AlltoAll, ProtocolBoundarySizes) {
+  uint64_t tag = 0;
+  for (size_t bytes : boundarySizes(4)) alltoallRoundTrip(bytes / 4, alloyFloat32, ++tag);
+  const EngineSizes e = engineSizes();
+  for (size_t boundary : {e.llChunkBytes, e.llMaxBytes, e.slotBytes}) {
+    if (boundary == 0) continue;
+    for (size_t bytes : {boundary - 1, boundary + 1}) alltoallRoundTrip(bytes, alloyUint8, ++tag, 1, 3);
+  }
+}
+
+// One small alltoall (low-latency protocol) and one large (bulk, over a slot per peer): the reduced
+// suite for compute-sanitizer (scripts/gpu-check.sh sanitize), where every access costs 10-100x.
+TEST_F(AlltoAll, BothProtocols) {
+  const EngineSizes e = engineSizes();
+  alltoallRoundTrip(4096 / 4 + 1, alloyFloat32, 1);
+  alltoallRoundTrip(e.llMaxBytes + e.slotBytes + 3, alloyUint8, 2, 1, 3);
 }
 
 // Buffers at odd byte offsets (legal for 1-byte types), and at 4-byte offsets with float; blocks of odd

@@ -12,6 +12,8 @@
 namespace alloytest {
 namespace {
 
+// 256 KiB per peer: the default low-latency limit (ALLOY_LL_MAX_BYTES), once the slot size; the bulk
+// slot is 512 KiB now (alltoall_test.cc ProtocolBoundarySizes covers the actual boundaries).
 constexpr size_t kSlotBytes = 256 << 10;
 
 // Displacements (in elements) for one rank's blocks: the blocks are laid out in a random order of peers,
@@ -171,6 +173,17 @@ TEST_F(AlltoAllv, BlocksCrossingSlotSize) {
     }
     roundTrip(counts, type, tag, 4096 + 3);
   }
+}
+
+// One random exchange of small blocks (low-latency protocol) and one of blocks over a slot (bulk): the
+// reduced suite for compute-sanitizer (scripts/gpu-check.sh sanitize).
+TEST_F(AlltoAllv, BothProtocols) {
+  const EngineSizes e = engineSizes();
+  roundTrip(randomMatrix(streamOf(seed, 1, 0xc2), 3000, 0.2), alloyUint8, 1, 64);
+  std::vector<size_t> large = randomMatrix(streamOf(seed, 2, 0xc2), e.slotBytes / 4, 0.2);
+  for (size_t& c : large)
+    if (c != 0) c += e.llMaxBytes / 4;  // float32: every non-empty block over the low-latency limit
+  roundTrip(large, alloyFloat32, 2, 4096 + 3);
 }
 
 TEST_F(AlltoAllv, AllZeroCounts) {

@@ -1,10 +1,13 @@
 #include "gpu_test_util.h"
 
+#include <algorithm>
 #include <cinttypes>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <sstream>
+
+#include "device_comm.h"  // kLlChunkBytes
 
 namespace alloytest {
 
@@ -68,6 +71,21 @@ std::vector<uint8_t> genVector(uint64_t stream, size_t n, size_t offset) {
   return v;
 }
 
+std::vector<uint8_t> uint32SumOfRanks(uint64_t seed, uint64_t tag, int n, size_t count) {
+  std::vector<uint32_t> sum(count, 0);
+  for (int p = 0; p < n; ++p) {
+    const std::vector<uint8_t> in = genVector(streamOf(seed, tag, p), count * 4);
+    for (size_t e = 0; e < count; ++e) {
+      uint32_t v;
+      std::memcpy(&v, in.data() + 4 * e, 4);
+      sum[e] += v;
+    }
+  }
+  std::vector<uint8_t> bytes(count * 4);
+  std::memcpy(bytes.data(), sum.data(), bytes.size());
+  return bytes;
+}
+
 ::testing::AssertionResult bytesEqual(const uint8_t* expected, const uint8_t* actual, size_t n,
                                       const std::string& what) {
   size_t bad = 0, first = 0, last = 0;
@@ -92,6 +110,40 @@ std::vector<uint8_t> genVector(uint64_t stream, size_t n, size_t offset) {
 ::testing::AssertionResult allPoison(const uint8_t* actual, size_t n, const std::string& what) {
   std::vector<uint8_t> expected(n, kPoison);
   return bytesEqual(expected.data(), actual, n, what + " (must keep the poison)");
+}
+
+namespace {
+// A decimal environment variable as the library reads it, or fallback when unset or not a number.
+size_t envBytes(const char* name, size_t fallback) {
+  const char* text = std::getenv(name);
+  if (text == nullptr || text[0] == '\0') return fallback;
+  char* end = nullptr;
+  const unsigned long long v = std::strtoull(text, &end, 10);
+  return end != text && *end == '\0' ? static_cast<size_t>(v) : fallback;
+}
+}  // namespace
+
+EngineSizes engineSizes() {
+  EngineSizes e;
+  e.llMaxBytes = envBytes("ALLOY_LL_MAX_BYTES", 256 << 10);
+  e.llChunkBytes = alloy::kLlChunkBytes;
+  e.slotBytes = std::max<size_t>(envBytes("ALLOY_SLOT_BYTES", 512 << 10) / 4096 * 4096, 4096);
+  return e;
+}
+
+std::vector<size_t> boundarySizes(size_t unit) {
+  const EngineSizes e = engineSizes();
+  std::vector<size_t> boundaries = {4096, 3 * 4096, e.llChunkBytes, 2 * e.llChunkBytes, e.slotBytes};
+  if (e.llMaxBytes > 0) boundaries.push_back(e.llMaxBytes);
+  std::vector<size_t> sizes;
+  for (size_t b : boundaries) {
+    b = b / unit * unit;
+    for (size_t s : {b - unit, b, b + unit})
+      if (s > 0) sizes.push_back(s);
+  }
+  std::sort(sizes.begin(), sizes.end());
+  sizes.erase(std::unique(sizes.begin(), sizes.end()), sizes.end());
+  return sizes;
 }
 
 size_t typeSize(alloyDataType_t type) {

@@ -84,6 +84,9 @@ inline uint64_t streamOf(uint64_t seed, uint64_t a, uint64_t b = 0, uint64_t c =
 // out[0..n) = bytes [offset, offset + n) of stream.
 void genBytes(uint64_t stream, size_t offset, size_t n, uint8_t* out);
 std::vector<uint8_t> genVector(uint64_t stream, size_t n, size_t offset = 0);
+// The bytes of an allreduce (uint32, sum, wrapping) of count elements over n ranks whose inputs are
+// genVector(streamOf(seed, tag, rank), 4 * count).
+std::vector<uint8_t> uint32SumOfRanks(uint64_t seed, uint64_t tag, int n, size_t count);
 
 // A small sequential generator for shapes (counts, displacements, schedules), seeded per purpose.
 class Rng {
@@ -121,6 +124,23 @@ size_t typeSize(alloyDataType_t type);
 const char* typeName(alloyDataType_t type);
 
 // ---------------------------------------------------------------------------------------------------
+// The GPU engine's protocol boundaries as this run configures them (docs/environment.md,
+// lib/kernels/device_comm.h): per peer, tasks of up to llMaxBytes use the low-latency protocol, cut into
+// chunks of llChunkBytes; larger ones the bulk protocol, in chunks of up to slotBytes.
+
+struct EngineSizes {
+  size_t llMaxBytes;    // ALLOY_LL_MAX_BYTES (default 256 KiB; 0: no low-latency protocol)
+  size_t llChunkBytes;  // the low-latency chunk (32 KiB)
+  size_t slotBytes;     // ALLOY_SLOT_BYTES rounded down to 4 KiB (default 512 KiB)
+};
+EngineSizes engineSizes();
+
+// Byte counts per peer around every boundary: for each of one page (4096), three pages, one and two
+// low-latency chunks, the low-latency limit and one slot, that boundary minus `unit`, the boundary, and
+// plus `unit` (unit: the element size). Ascending, without repeats.
+std::vector<size_t> boundarySizes(size_t unit);
+
+// ---------------------------------------------------------------------------------------------------
 // Device memory of the current device, freed on scope exit.
 
 class DeviceBuffer {
@@ -136,7 +156,9 @@ class DeviceBuffer {
   bool ok() const { return ptr_ != nullptr; }
   uint8_t* get() const { return ptr_; }
   size_t bytes() const { return bytes_; }
-  // Whole-buffer helpers, synchronous with respect to stream (they synchronise it).
+  // Whole-buffer helpers, issued on `stream` (the stream the test's operations use, so that they are
+  // ordered with them) and synchronous: they synchronise it before returning. Never set up device data
+  // with cudaMemcpy/cudaMemset on the legacy stream: a non-blocking stream does not wait for it.
   void poison(cudaStream_t stream) const;
   std::vector<uint8_t> download(cudaStream_t stream) const;
   void upload(const std::vector<uint8_t>& host, size_t offset, cudaStream_t stream) const;

@@ -4,7 +4,6 @@
 // line left from 2^32 chunks earlier passed for new). Reaching 2^32 chunks takes hours of traffic, so
 // the test sets every sequence counter of every rank just below it (a hook of the IPC transport), then
 // runs small operations across the boundary, and a bulk one after, checking every byte.
-#include <cstring>
 #include <string>
 #include <vector>
 
@@ -25,17 +24,9 @@ class LowLatencyWrap : public CommTest {
     send.upload(genVector(streamOf(seed, tag, rank), count * 4), 0, stream);
     recv.poison(stream);
     ALLOY_EXPECT_OK(alloyAllReduce(send.get(), recv.get(), count, alloyUint32, alloySum, comm, stream));
-    std::vector<uint32_t> sum(count, 0);
-    for (int p = 0; p < nranks; ++p) {
-      const std::vector<uint8_t> in = genVector(streamOf(seed, tag, p), count * 4);
-      for (size_t e = 0; e < count; ++e) {
-        uint32_t v;
-        std::memcpy(&v, in.data() + 4 * e, 4);
-        sum[e] += v;
-      }
-    }
+    const std::vector<uint8_t> expected = uint32SumOfRanks(seed, tag, nranks, count);
     const std::vector<uint8_t> got = recv.download(stream);
-    EXPECT_TRUE(bytesEqual(reinterpret_cast<const uint8_t*>(sum.data()), got.data(), got.size(), "recvbuff"));
+    EXPECT_TRUE(bytesEqual(expected.data(), got.data(), got.size(), "recvbuff"));
   }
 };
 

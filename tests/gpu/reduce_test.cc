@@ -113,7 +113,19 @@ class Reductions : public CommTest {
   }
 };
 
-class AllReduce : public Reductions {};
+class AllReduce : public Reductions {
+ protected:
+  // Runs body(parts) once per allreduce algorithm, each forced in turn: one-shot (parts = 1), then
+  // reduce-scatter + all-gather (parts = nranks); the bytes per peer of a count are count * size / parts.
+  template <typename Body>
+  void forEachAlgorithm(Body body) {
+    for (const bool oneShot : {true, false}) {
+      SCOPED_TRACE(oneShot ? "one-shot" : "reduce-scatter + all-gather");
+      OneShotMax force(oneShot ? kNever : 0);
+      body(oneShot ? size_t{1} : static_cast<size_t>(nranks));
+    }
+  }
+};
 class Reduce : public Reductions {};
 class ReduceScatter : public Reductions {};
 
@@ -171,6 +183,36 @@ TEST_F(AllReduce, InPlaceAndUnaligned) {
       run(Coll::AllReduce, {count, alloyFloat64, alloyAvg, 8, 24}, ++tag);
     }
   }
+}
+
+// Sizes per peer just under, at and just over every protocol boundary of the engine (pages, the
+// low-latency chunk, the low-latency limit, the bulk slot; gpu_test_util.h boundarySizes), with each
+// allreduce algorithm forced: one-shot sends the whole buffer to every peer, reduce-scatter + all-gather
+// 1/n of it (so its counts are n times larger; the last case per boundary splits unevenly). int32 sums
+// compare exactly; bfloat16 (2-byte elements) ends in partial 8-byte lines of the low-latency protocol.
+// Small enough to repeat (scripts/gpu-check.sh stress).
+TEST_F(AllReduce, ProtocolBoundarySizes) {
+  const EngineSizes e = engineSizes();
+  uint64_t tag = 0;
+  forEachAlgorithm([&](size_t parts) {
+    for (size_t bytes : boundarySizes(4)) run(Coll::AllReduce, {bytes / 4 * parts, alloyInt32, alloySum}, ++tag);
+    for (size_t boundary : {e.llChunkBytes, e.llMaxBytes, e.slotBytes}) {
+      if (boundary == 0) continue;
+      for (size_t count : {(boundary / 2 - 1) * parts, (boundary / 2 + 1) * parts, boundary / 2 * parts + 1})
+        run(Coll::AllReduce, {count, alloyBfloat16, alloySum}, ++tag);
+    }
+  });
+}
+
+// Each allreduce algorithm once small (low-latency protocol) and once large (bulk, over a slot per
+// peer): the reduced suite for compute-sanitizer (scripts/gpu-check.sh sanitize).
+TEST_F(AllReduce, BothProtocols) {
+  const EngineSizes e = engineSizes();
+  uint64_t tag = 0;
+  forEachAlgorithm([&](size_t parts) {
+    run(Coll::AllReduce, {1001 * parts, alloyFloat32, alloySum}, ++tag);
+    run(Coll::AllReduce, {(e.llMaxBytes + e.slotBytes) / 4 * parts + 3, alloyInt32, alloySum}, ++tag);
+  });
 }
 
 // 100 allreduces enqueued with no host synchronisation; before each, a stream-ordered copy refills the

@@ -8,6 +8,8 @@
 namespace alloytest {
 namespace {
 
+// 256 KiB per peer: the default low-latency limit (ALLOY_LL_MAX_BYTES), once the slot size; the bulk
+// slot is 512 KiB now (alltoall_test.cc ProtocolBoundarySizes covers the actual boundaries).
 constexpr size_t kSlotBytes = 256 << 10;
 
 // One message: count elements of type from src to dst, at byte offsets into the sender's and the
@@ -122,6 +124,26 @@ TEST_F(SendRecv, RingInGroup) {
                                                    : std::vector<size_t>{mine, from};
     ALLOY_EXPECT_OK(alloyGroupStart());
     post(messages, order, send, recv, comm);
+    ALLOY_EXPECT_OK(alloyGroupEnd());
+    check(recv, expected, "ring receive");
+  }
+}
+
+// A ring in one group, once small (low-latency protocol) and once large (bulk, over a slot): the
+// reduced suite for compute-sanitizer (scripts/gpu-check.sh sanitize).
+TEST_F(SendRecv, BothProtocols) {
+  const EngineSizes e = engineSizes();
+  uint64_t tag = 0;
+  for (const size_t bytes : {size_t{4097}, e.llMaxBytes + e.slotBytes + 1}) {
+    ++tag;
+    SCOPED_TRACE("ring of " + std::to_string(bytes) + " bytes");
+    std::vector<Message> messages;
+    for (int p = 0; p < nranks; ++p) messages.push_back({p, (p + 1) % nranks, 0, bytes, alloyUint8});
+    DeviceBuffer send, recv;
+    std::vector<uint8_t> expected;
+    prepare(messages, tag, &send, &recv, &expected);
+    ALLOY_EXPECT_OK(alloyGroupStart());
+    post(messages, identity(messages.size()), send, recv, comm);
     ALLOY_EXPECT_OK(alloyGroupEnd());
     check(recv, expected, "ring receive");
   }

@@ -2,7 +2,6 @@
 // operations one after the other in the order they were enqueued (lib/core/launch_order.h), since its
 // kernels share the communicator's sequence counters. Without that ordering two kernels start from the
 // same counters, and the data come out wrong or the ranks wait for each other until the timeout.
-#include <cstring>
 #include <string>
 #include <vector>
 
@@ -57,16 +56,8 @@ TEST_F(StreamOrder, OperationsAlternateBetweenTwoStreams) {
                  std::to_string(op.count));
     const std::vector<uint8_t> got = op.recv.download(stream);
     if (op.allreduce) {
-      std::vector<uint32_t> sum(op.count, 0);
-      for (int p = 0; p < nranks; ++p) {
-        const std::vector<uint8_t> in = genVector(streamOf(seed, i, p), op.count * 4);
-        for (size_t e = 0; e < op.count; ++e) {
-          uint32_t v;
-          std::memcpy(&v, in.data() + 4 * e, 4);
-          sum[e] += v;
-        }
-      }
-      EXPECT_TRUE(bytesEqual(reinterpret_cast<const uint8_t*>(sum.data()), got.data(), got.size(), "recvbuff"));
+      const std::vector<uint8_t> expected = uint32SumOfRanks(seed, i, nranks, op.count);
+      EXPECT_TRUE(bytesEqual(expected.data(), got.data(), got.size(), "recvbuff"));
     } else {
       const std::vector<uint8_t> expected = alltoallExpected(i, rank, nranks, op.count);
       EXPECT_TRUE(bytesEqual(expected.data(), got.data(), got.size(), "recvbuff"));

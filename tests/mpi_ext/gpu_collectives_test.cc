@@ -124,6 +124,70 @@ TEST_F(MpixCollectives, ReductionsOverTypesAndOps) {
   }
 }
 
+// Every MPI_IN_PLACE path on GPU memory (alltoall, allgather, allreduce, reduce at the root,
+// reduce_scatter_block, alltoallv), for a 1-, a 4- and an 8-byte type, with blocks per peer of one
+// element, around the low-latency chunk (32 KiB), and at and over the low-latency limit (256 KiB).
+// The engine reads an in-place alltoall(v) or reduce_scatter_block input from a stream-ordered copy of
+// the buffer: an input not yet on the device when that copy runs shows here. Small enough to repeat
+// (scripts/gpu-check.sh stress).
+TEST_F(MpixCollectives, InPlacePaths) {
+  const Reducible types[] = {Reducible{MPI_UINT8_T, "MPI_UINT8_T", 'u'}, Reducible{MPI_INT, "MPI_INT", 'i'},
+                             Reducible{MPI_DOUBLE, "MPI_DOUBLE", 'f'}};
+  const int root = n - 1;
+  uint64_t tag = 1;
+  for (const Reducible& t : types) {
+    int size = 0;
+    MPI_Type_size(t.type, &size);
+    const int chunk = (32 << 10) / size, limit = (256 << 10) / size;
+    for (int count : {1, chunk - 1, chunk + 1, limit, limit + 1}) {
+      const std::string what = std::string(t.name) + " count " + std::to_string(count);
+      const size_t all = static_cast<size_t>(count) * n * size;
+      expectSameAsMpi({}, randomBytes(tag++, all),
+          [&](void*, void* r) { return MPIX_Alltoall_cuda(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, r, count, t.type, comm, stream); },
+          [&](void*, void* r) { return MPI_Alltoall(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, r, count, t.type, comm); },
+          "alltoall in place " + what);
+      expectSameAsMpi({}, randomBytes(tag++, all),
+          [&](void*, void* r) { return MPIX_Allgather_cuda(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, r, count, t.type, comm, stream); },
+          [&](void*, void* r) { return MPI_Allgather(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, r, count, t.type, comm); },
+          "allgather in place " + what);
+      const std::vector<uint8_t> values = smallValues(t, count, alloytest::streamOf(seed, tag++, rank));
+      expectSameAsMpi({}, values,
+          [&](void*, void* r) { return MPIX_Allreduce_cuda(MPI_IN_PLACE, r, count, t.type, MPI_SUM, comm, stream); },
+          [&](void*, void* r) { return MPI_Allreduce(MPI_IN_PLACE, r, count, t.type, MPI_SUM, comm); },
+          "allreduce in place " + what);
+      // In place at the root; the other ranks send from their own buffer (their recvbuf stays untouched).
+      const bool atRoot = rank == root;
+      expectSameAsMpi(atRoot ? std::vector<uint8_t>() : values,
+          atRoot ? values : std::vector<uint8_t>(values.size(), alloytest::kPoison),
+          [&](void* s, void* r) {
+            return MPIX_Reduce_cuda(atRoot ? MPI_IN_PLACE : s, r, count, t.type, MPI_MAX, root, comm, stream);
+          },
+          [&](void* s, void* r) { return MPI_Reduce(atRoot ? MPI_IN_PLACE : s, r, count, t.type, MPI_MAX, root, comm); },
+          "reduce in place at the root " + what);
+      const std::vector<uint8_t> blocks = smallValues(t, static_cast<size_t>(count) * n, alloytest::streamOf(seed, tag++, rank));
+      expectSameAsMpi({}, blocks,
+          [&](void*, void* r) { return MPIX_Reduce_scatter_block_cuda(MPI_IN_PLACE, r, count, t.type, MPI_SUM, comm, stream); },
+          [&](void*, void* r) { return MPI_Reduce_scatter_block(MPI_IN_PLACE, r, count, t.type, MPI_SUM, comm); },
+          "reduce_scatter_block in place " + what);
+      // alltoallv in place: counts symmetric (rank r's count for p equals rank p's for r), some zero.
+      std::vector<int> counts(n);
+      for (int p = 0; p < n; ++p) counts[p] = (rank + p) % 3 == 2 ? 0 : count + (rank + p) % 2;
+      int total = 0;
+      const std::vector<int> displs = displacementsOf(counts, 1, &total);
+      expectSameAsMpi({}, randomBytes(tag++, static_cast<size_t>(total) * size),
+          [&](void*, void* r) {
+            return MPIX_Alltoallv_cuda(MPI_IN_PLACE, nullptr, nullptr, MPI_DATATYPE_NULL, r, counts.data(), displs.data(),
+                                       t.type, comm, stream);
+          },
+          [&](void*, void* r) {
+            return MPI_Alltoallv(MPI_IN_PLACE, nullptr, nullptr, MPI_DATATYPE_NULL, r, counts.data(), displs.data(),
+                                 t.type, comm);
+          },
+          "alltoallv in place " + what);
+    }
+  }
+}
+
 // What the GPU engine cannot reduce is refused (the same call on host memory goes to MPI and works).
 TEST_F(MpixCollectives, UnsupportedReductionsAreRefused) {
   void* d = upload(std::vector<uint8_t>(64, 0));

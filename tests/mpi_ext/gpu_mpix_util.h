@@ -1,6 +1,11 @@
 // Fixture and helpers of the MPI extension's GPU tests: one CUDA device per rank (set before the first
 // MPIX call, as an MPI+CUDA program does), a stream, device copies of host data, and the reference run
 // of the MPI library's own collective on host copies of the same data.
+//
+// Ordering: the MPIX calls run on `stream`, a cudaStreamNonBlocking stream, which does not wait for the
+// legacy default stream. Every setup copy is therefore issued on `stream` itself and waited for before
+// the call (a cudaMemcpy from pageable memory on the legacy stream may return before its data land,
+// and nothing would order it before the collective), and every download waits for `stream` first.
 #pragma once
 
 #include <cuda_runtime.h>
@@ -30,30 +35,59 @@ class MpixGpu : public ::testing::Test {
     MPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN);
     rank = rankOf(comm);
     n = sizeOf(comm);
-    seed = alloytest::mix64(alloytest::baseSeed() ^ std::hash<std::string>()(
-        ::testing::UnitTest::GetInstance()->current_test_info()->name()));
-    trace_.reset(new ::testing::ScopedTrace(__FILE__, __LINE__, "base seed " + alloytest::hex(alloytest::baseSeed())));
+    // Fresh data every run (and every repetition: gpu_main.cc sets the base seed per iteration).
+    const ::testing::TestInfo* info = ::testing::UnitTest::GetInstance()->current_test_info();
+    seed = alloytest::mix64(alloytest::baseSeed() ^ std::hash<std::string>()(info->name()));
+    trace_.reset(new ::testing::ScopedTrace(
+        __FILE__, __LINE__,
+        "rank " + std::to_string(rank) + " of " + std::to_string(n) + "; base seed " +
+            alloytest::hex(alloytest::baseSeed()) + " (replay with ALLOY_TEST_SEED=" +
+            alloytest::hex(alloytest::baseSeed()) + " --gtest_filter=" + info->test_suite_name() + "." +
+            info->name() + ")"));
   }
   void TearDown() override {
-    MPI_Comm_free(&comm);  // releases the cached GPU communicator
-    cudaStreamDestroy(stream);
+    // Everything enqueued by the test has finished before the communicator and the buffers go.
+    if (stream != nullptr) {
+      EXPECT_EQ(cudaStreamSynchronize(stream), cudaSuccess);
+    }
+    if (comm != MPI_COMM_NULL) MPI_Comm_free(&comm);  // releases the cached GPU communicator
+    if (stream != nullptr) cudaStreamDestroy(stream);
+    stream = nullptr;
+    // Rank 0's report names the test as failed when any rank failed it (as the native suite's fixture
+    // does; gpu_main.cc prints the other ranks' messages at the end).
+    const int failed = HasFailure() ? 1 : 0;
+    int world = 0, me = 0;
+    MPI_Comm_size(MPI_COMM_WORLD, &world);
+    MPI_Comm_rank(MPI_COMM_WORLD, &me);
+    std::vector<int> all(world, 0);
+    MPI_Allgather(&failed, 1, MPI_INT, all.data(), 1, MPI_INT, MPI_COMM_WORLD);
+    std::string others;
+    for (int r = 1; r < world; ++r)
+      if (all[r]) others += " " + std::to_string(r);
+    if (me == 0 && !others.empty())
+      ADD_FAILURE() << alloytest::kOtherRanksFailed << others << " (their messages follow the test summary)";
+    trace_.reset();
   }
 
-  // A device copy of `host` (NULL when empty, as a rank that moves nothing may pass).
+  // A device copy of `host` (NULL when empty, as a rank that moves nothing may pass), complete on the
+  // device when this returns: copied on `stream`, which is then synchronised.
   void* upload(const std::vector<uint8_t>& host) {
     if (host.empty()) return nullptr;
     void* d = nullptr;
     EXPECT_EQ(cudaMalloc(&d, host.size()), cudaSuccess);
-    EXPECT_EQ(cudaMemcpy(d, host.data(), host.size(), cudaMemcpyHostToDevice), cudaSuccess);
+    if (d == nullptr) return nullptr;
     allocations_.push_back(d);
+    EXPECT_EQ(cudaMemcpyAsync(d, host.data(), host.size(), cudaMemcpyHostToDevice, stream), cudaSuccess);
+    EXPECT_EQ(cudaStreamSynchronize(stream), cudaSuccess);
     return d;
   }
+  // `bytes` of device memory at d, read after everything enqueued on `stream` so far.
   std::vector<uint8_t> download(const void* d, size_t bytes) {
     std::vector<uint8_t> host(bytes);
-    EXPECT_EQ(cudaStreamSynchronize(stream), cudaSuccess);
     if (bytes > 0) {
-      EXPECT_EQ(cudaMemcpy(host.data(), d, bytes, cudaMemcpyDeviceToHost), cudaSuccess);
+      EXPECT_EQ(cudaMemcpyAsync(host.data(), d, bytes, cudaMemcpyDeviceToHost, stream), cudaSuccess);
     }
+    EXPECT_EQ(cudaStreamSynchronize(stream), cudaSuccess);
     return host;
   }
   ~MpixGpu() override {

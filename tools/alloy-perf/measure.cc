@@ -36,6 +36,8 @@ Runner::Runner(const Options& opts, MPI_Comm comm, size_t bufferBytes) : opts_(o
   // Timing runs on whatever the buffers hold; zeros keep float reductions away from NaN and denormals.
   CUDA_CHECK(cudaMemset(send_, 0, bytes_ + kGuardBytes));
   CUDA_CHECK(cudaMemset(recv_, 0, bytes_ + kGuardBytes));
+  // cudaMemset may return before it is done, and the work below runs on a non-blocking stream.
+  CUDA_CHECK(cudaDeviceSynchronize());
   // Non-blocking: the legacy default stream must not serialise against the measured work.
   CUDA_CHECK(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
   CUDA_CHECK(cudaEventCreate(&start_));

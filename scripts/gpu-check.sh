@@ -435,10 +435,13 @@ mode_sanitize() {
     for f in "$base".rank*.log; do
       [ -e "$f" ] || continue
       { echo "==== ${f##*/} ===="; cat "$f"; } >>"$base.log"
+      # memcheck and synccheck end on "ERROR SUMMARY: N errors", racecheck on
+      # "RACECHECK SUMMARY: H hazards displayed (N errors, W warnings)".
       while read -r n; do
         errors=$((errors + n))
         summaries=$((summaries + 1))
-      done < <(sed -n -E 's/.*ERROR SUMMARY: ([0-9]+) errors?.*/\1/p' "$f")
+      done < <(sed -n -E -e 's/.*ERROR SUMMARY: ([0-9]+) errors?.*/\1/p' \
+                         -e 's/.*RACECHECK SUMMARY: .*\(([0-9]+) errors?,.*/\1/p' "$f")
     done
     if [ -e "$base.rank0.log" ]; then
       if grep -q 'skipped: no CUDA device' "$base.rank0.log"; then test_result="skipped"

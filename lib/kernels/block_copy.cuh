@@ -43,8 +43,7 @@ __device__ inline void vectorCopy(uint4* vd, const uint4* vs, unsigned shift, si
     for (; i < vectors; i += nthreads) vd[i] = __ldcg(vs + i);
     return;
   }
-  // vs[i + 1] holds the window's last bytes and lies in the same 16-byte granule as a byte that is
-  // copied, so it never leaves the source's pages.
+  // vs[i + 1] holds the window's last bytes; the caller keeps it inside the source (blockCopy).
   for (; i + (kUnroll - 1) * nthreads < vectors; i += kUnroll * nthreads) {
     uint4 lo[kUnroll], hi[kUnroll];
 #pragma unroll
@@ -63,11 +62,18 @@ __device__ inline void blockCopy(char* dst, const char* src, size_t bytes) {
   const uintptr_t d = reinterpret_cast<uintptr_t>(dst);
   size_t head = (16 - (d & 15)) & 15;  // bytes until the destination is aligned
   if (head > bytes) head = bytes;
-  const size_t vectors = (bytes - head) / 16;
+  size_t vectors = (bytes - head) / 16;
   for (size_t i = tid; i < head; i += nthreads) dst[i] = __ldcg(src + i);
 
   const uintptr_t s = reinterpret_cast<uintptr_t>(src + head);
-  vectorCopy(reinterpret_cast<uint4*>(dst + head), reinterpret_cast<const uint4*>(s & ~uintptr_t{15}),
+  const uintptr_t aligned = s & ~uintptr_t{15};
+  // A shifted copy loads the aligned vector after each window. The last one may reach up to 15 bytes
+  // past the source's end: harmless on the hardware (it shares a 16-byte granule with a copied byte),
+  // but outside the buffer, which compute-sanitizer's memcheck rightly reports and which could touch
+  // memory another kernel owns. The byte tail below takes that last vector instead.
+  if (vectors > 0 && (s & 15) != 0 && aligned + 16 * (vectors + 1) > reinterpret_cast<uintptr_t>(src + bytes))
+    --vectors;
+  vectorCopy(reinterpret_cast<uint4*>(dst + head), reinterpret_cast<const uint4*>(aligned),
              static_cast<unsigned>(s & 15), vectors);
 
   for (size_t k = head + vectors * 16 + tid; k < bytes; k += nthreads) dst[k] = __ldcg(src + k);

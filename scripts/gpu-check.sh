@@ -319,6 +319,9 @@ stress_run() {
   done_reps=$((passed + failed))
   if grep -q 'skipped: no CUDA device' "$logfile"; then
     status="skipped (no CUDA device)"
+  elif { [ "$rc" -eq 124 ] || [ "$rc" -eq 137 ]; } && [ "$limit" -lt "${STRESS_RUN_TIMEOUT:-240}" ]; then
+    # Stopped by what was left of STRESS_BUDGET, not by its own cap: too little time, not a hang.
+    status="OUT OF BUDGET after ${limit} s"
   elif [ "$rc" -eq 124 ] || [ "$rc" -eq 137 ]; then
     status="TIMEOUT after ${limit} s"
   elif [ "$done_reps" -lt "$repeat" ]; then

@@ -87,6 +87,10 @@ struct DeviceComm {
 constexpr size_t kLlChunkBytes = 32 << 10;
 constexpr size_t kLlSlotBytes = 2 * kLlChunkBytes;
 
+// The flag a low-latency chunk's lines carry: 1 .. 2^32 - 1 from its sequence number, never the zero of
+// a cleared line (ll_protocol.cuh says why).
+ALLOY_HOST_DEVICE inline uint32_t llFlag(uint64_t seq) { return static_cast<uint32_t>(seq % 0xffffffffull) + 1; }
+
 ALLOY_HOST_DEVICE inline size_t workspaceBulkBytes(int nranks, int channels, int slots, size_t slotBytes) {
   return static_cast<size_t>(nranks) * channels * slots * slotBytes;
 }

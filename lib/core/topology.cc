@@ -4,6 +4,9 @@
 
 #include <cstdio>
 #include <cstring>
+#include <string>
+
+#include "env.h"
 
 namespace alloy {
 namespace {
@@ -31,7 +34,13 @@ void fillHostIdentity(EndpointBlob* blob) {
     std::fclose(f);
   }
   uint64_t hash = fnv1a(blob->hostName, std::strlen(blob->hostName), 14695981039346656037ull);
-  blob->hostHash = fnv1a(bootId, std::strlen(bootId), hash);
+  hash = fnv1a(bootId, std::strlen(bootId), hash);
+  // Virtual hosts: processes of one machine that set different ALLOY_HOSTID values count as different
+  // hosts (as NCCL_HOSTID does), so that the path between hosts runs where there is one machine. The
+  // value refines the machine's identity rather than replacing it: two machines never become one host.
+  const std::string virtualHost = envString("ALLOY_HOSTID", "");
+  if (!virtualHost.empty()) hash = fnv1a(virtualHost.c_str(), virtualHost.size(), hash ^ 0x76686f7374ull);
+  blob->hostHash = hash;
   blob->pid = static_cast<int32_t>(getpid());
   blob->cudaDevice = -1;
 }

@@ -6,6 +6,7 @@
 
 #include <cstdlib>
 #include <cstring>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -55,15 +56,27 @@ void verifyCommunicator(MPI_Comm userComm, alloyComm_t comm) {
     EXPECT_EQ(alloy::commPeerBlob(comm, r).pid, all[r].pid) << "peer " << r;
   }
 
-  // Local rank and size agree with MPI's split by shared memory.
-  MPI_Comm node;
-  MPI_Comm_split_type(userComm, MPI_COMM_TYPE_SHARED, rank, MPI_INFO_NULL, &node);
+  // Local rank and size agree with MPI's split by shared memory, refined by ALLOY_HOSTID (virtual
+  // hosts: ranks of one machine with different values are on different hosts).
+  MPI_Comm machine, node;
+  MPI_Comm_split_type(userComm, MPI_COMM_TYPE_SHARED, rank, MPI_INFO_NULL, &machine);
+  const char* hostId = std::getenv("ALLOY_HOSTID");
+  const std::string virtualHost = hostId != nullptr ? hostId : "";
+  MPI_Comm_split(machine, static_cast<int>(std::hash<std::string>()(virtualHost) & 0x3fffffff), rank, &node);
   int nodeRank = 0, nodeSize = 0;
   MPI_Comm_rank(node, &nodeRank);
   MPI_Comm_size(node, &nodeSize);
   MPI_Comm_free(&node);
+  MPI_Comm_free(&machine);
   EXPECT_EQ(comm->topology.localRank, nodeRank);
   EXPECT_EQ(comm->topology.localSize, nodeSize);
+  // Set where the ranks of MPI_COMM_WORLD are known to form hosts of this size (the virtual-host test),
+  // so that a variable that did not reach the ranks fails rather than agreeing with an unsplit machine.
+  int worldSize = 0;
+  MPI_Comm_size(MPI_COMM_WORLD, &worldSize);
+  const char* expected = std::getenv("ALLOY_TEST_EXPECT_LOCAL_SIZE");
+  if (expected != nullptr && nranks == worldSize)
+    EXPECT_EQ(comm->topology.localSize, std::atoi(expected)) << "ALLOY_HOSTID=" << virtualHost;
 
   int device = -2, visible = 0;
   ASSERT_ALLOY(alloySuccess, alloyCommCuDevice(comm, &device));

@@ -1,6 +1,6 @@
-// Initialises a UCP context the way the UCX transport will (RMA and active messages) and lists the
-// network devices UCX finds. ucp_init also succeeds with shared memory alone, so the device list is
-// what tells whether UCX could reach another host.
+// Initialises a UCP context the way the UCX transport does (ucx_context.h) and lists the network
+// devices UCX finds. ucp_init also succeeds with shared memory alone, so the device list is what tells
+// whether UCX could reach another host.
 #include <ucp/api/ucp.h>
 #include <uct/api/uct.h>
 
@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "net_probe.h"
+#include "ucx_context.h"
 
 namespace alloy {
 namespace {
@@ -51,22 +52,6 @@ std::vector<std::string> networkDevices() {
   return names;
 }
 
-// Empty on success, else the failing call and UCX's reason.
-std::string initContext() {
-  ucp_config_t* config = nullptr;
-  ucs_status_t status = ucp_config_read(nullptr, nullptr, &config);
-  if (status != UCS_OK) return std::string("ucp_config_read failed: ") + ucs_status_string(status);
-  ucp_params_t params = {};
-  params.field_mask = UCP_PARAM_FIELD_FEATURES;
-  params.features = UCP_FEATURE_RMA | UCP_FEATURE_AM;
-  ucp_context_h context = nullptr;
-  status = ucp_init(&params, config, &context);
-  ucp_config_release(config);
-  if (status != UCS_OK) return std::string("ucp_init failed: ") + ucs_status_string(status);
-  ucp_cleanup(context);
-  return "";
-}
-
 }  // namespace
 
 NetProbe probeUcx() {
@@ -75,8 +60,10 @@ NetProbe probeUcx() {
   unsigned major = 0, minor = 0, release = 0;
   ucp_get_version(&major, &minor, &release);
   probe.detail = "UCX " + std::to_string(major) + "." + std::to_string(minor) + "." + std::to_string(release);
-  std::string failure = initContext();
+  ucp_context_h context = nullptr;
+  std::string failure = initUcpContext(&context);
   probe.usable = failure.empty();
+  if (context != nullptr) ucp_cleanup(context);
   if (!probe.usable) {
     probe.detail += ": " + failure;
     return probe;

@@ -1,0 +1,114 @@
+// The interface of Alloy's inter-host transports: one-sided put + signal, the shape of Alloy's ring
+// protocol (the sender fills a slot in the receiver's memory, then bumps a 64-bit counter there; the
+// receiver polls the counter, then reads the slot). docs/architecture.md, "Transport interface".
+//
+// Who uses it: the proxy thread (to come) is the only caller of a Transport, so nothing here is
+// thread-safe and nothing blocks: every call returns at once, and progress() drives the backend.
+// Results are alloyResult_t; a failure records a message (alloy::fail) naming the argument or the peer.
+//
+// Ownership: a Transport is owned through std::unique_ptr and owns every Connection, Registration and
+// RemoteKey it hands out (callers hold plain pointers); destroying it releases all of them. Requests are
+// small values the caller owns; the state of an operation in flight lives in the transport, so a
+// Request that is dropped unread leaks nothing.
+//
+// Deviations from the design brief's sketch: there is no listen(): localAddress() gives the bytes a
+// peer connects to (UCX's worker address, which is all a peer needs). reachable() and the secret check
+// are not here yet; they come with communicator creation.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "alloy.h"
+
+namespace alloy {
+namespace net {
+
+struct Caps {
+  bool deviceDirect;  // kernels store into peers' memory themselves (CUDA IPC): put and signal are unused
+  bool gpuMemory;     // registerMemory accepts CUDA device memory
+  bool needsFlush;    // data can become visible after a later signal (a NIC writing GPU memory with
+                      // relaxed ordering): the receiver needs a flush before it reads the slot
+};
+
+// Handles a Transport hands out and owns. Each backend derives its own.
+class Connection {
+ public:
+  virtual ~Connection() = default;
+};
+class Registration {
+ public:
+  virtual ~Registration() = default;
+};
+class RemoteKey {
+ public:
+  virtual ~RemoteKey() = default;
+};
+
+// One operation in flight, filled by put/signal/flush and read by test(). A default Request (and one
+// whose operation completed at once) tests as done. Copying it is harmless; only one copy may be tested.
+struct Request {
+  Connection* connection = nullptr;
+  uint64_t ticket = 0;  // backend-defined; 0: nothing in flight
+};
+
+class Transport {
+ public:
+  Transport() = default;
+  Transport(const Transport&) = delete;
+  Transport& operator=(const Transport&) = delete;
+  virtual ~Transport() = default;
+
+  virtual const char* name() const = 0;
+  virtual Caps caps() const = 0;
+
+  // The bytes a peer passes to connect(): they go into the endpoint blob, and never exceed the limit the
+  // backend was created with (UcxOptions::maxAddressBytes).
+  virtual alloyResult_t localAddress(std::vector<uint8_t>* bytes) = 0;
+  // Starts a connection to `peer` (a rank, used in messages) from its localAddress() bytes. Success with
+  // *out == nullptr means "not yet": call progress() and connect() again with the same arguments.
+  // Malformed bytes fail with alloyInvalidArgument before anything is sent.
+  virtual alloyResult_t connect(int peer, const uint8_t* address, size_t bytes, Connection** out) = 0;
+  // What carries a connection ("tcp/eth0", "posix/memory", ...), for logs; complete once the first
+  // operation on it has completed.
+  virtual std::string describe(const Connection* c) const = 0;
+
+  // Makes [base, base + bytes) a source of puts and a target of peers' puts and signals. packedKey gets
+  // the bytes a peer passes to importKey() to address it.
+  virtual alloyResult_t registerMemory(void* base, size_t bytes, Registration** out,
+                                       std::vector<uint8_t>* packedKey) = 0;
+  // alloyInvalidUsage while any operation is in flight (it may still read the memory).
+  virtual alloyResult_t deregister(Registration* r) = 0;
+  // A peer's packedKey, usable on connection c only. Malformed bytes fail with alloyInvalidArgument.
+  virtual alloyResult_t importKey(Connection* c, const uint8_t* key, size_t bytes, RemoteKey** out) = 0;
+  // alloyInvalidUsage while an operation is in flight on the key's connection.
+  virtual alloyResult_t releaseKey(RemoteKey* k) = 0;
+
+  // Data calls. Each checks its arguments first (alloyInvalidArgument naming the argument, nothing sent)
+  // and fails with alloyRemoteError naming the peer once the connection has failed. Back-pressure: a
+  // connection holds at most maxOutstanding operations that have not completed or, when posted with a
+  // Request, not been tested done; beyond that a call returns alloyInProgress and does nothing: call
+  // progress(), test() the requests, and retry. req may be nullptr: the operation then completes
+  // unobserved (an error still fails the connection's later calls).
+  //
+  // Copies [src, src + bytes) to [dstOffset, dstOffset + bytes) of the memory behind dst. srcReg, when
+  // given, must cover the source. src must stay unchanged until the request completes.
+  virtual alloyResult_t put(Connection* c, const void* src, const Registration* srcReg, const RemoteKey* dst,
+                            size_t dstOffset, size_t bytes, Request* req) = 0;
+  // Stores `value` into the 8 bytes at dstOffset (a multiple of 8) of dst's memory, whole (a reader never
+  // sees a mix of old and new bytes), and not before every earlier put on c has landed there.
+  virtual alloyResult_t signal(Connection* c, const RemoteKey* dst, size_t dstOffset, uint64_t value,
+                               Request* req) = 0;
+  // Completes once every earlier put and signal on c has completed at the target.
+  virtual alloyResult_t flush(Connection* c, Request* req) = 0;
+  // *done becomes true once the operation completed; its result is then returned (an error names the
+  // peer) and the request is spent. While it is in flight: alloySuccess with *done == false.
+  virtual alloyResult_t test(Request* req, bool* done) = 0;
+  // Drives the backend (completions, connection set-up, error detection). Never blocks.
+  virtual void progress() = 0;
+};
+
+}  // namespace net
+}  // namespace alloy

@@ -1,0 +1,22 @@
+#include "ucx_context.h"
+
+namespace alloy {
+
+std::string initUcpContext(ucp_context_h* out) {
+  *out = nullptr;
+  ucp_config_t* config = nullptr;
+  ucs_status_t status = ucp_config_read(nullptr, nullptr, &config);
+  if (status != UCS_OK) return std::string("ucp_config_read failed: ") + ucs_status_string(status);
+  ucp_params_t params = {};
+  params.field_mask = UCP_PARAM_FIELD_FEATURES;
+  params.features = kUcxFeatures;
+  status = ucp_init(&params, config, out);
+  ucp_config_release(config);
+  if (status != UCS_OK) {
+    *out = nullptr;
+    return std::string("ucp_init failed: ") + ucs_status_string(status);
+  }
+  return "";
+}
+
+}  // namespace alloy

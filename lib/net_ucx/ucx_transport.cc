@@ -1,0 +1,398 @@
+// The UCX backend: one ucp context and worker, an endpoint per peer created from its worker address, puts
+// with ucp_put_nbx, the signal as ucp_worker_fence + a 64-bit atomic swap (see ucx_context.h for why an
+// atomic), flush with ucp_ep_flush_nbx. Endpoints use UCP_ERR_HANDLING_MODE_PEER where UCX offers it (not
+// over shared memory in UCX 1.13), so that a peer that died fails the connection's operations
+// (alloyRemoteError naming the peer) instead of hanging them.
+#include "ucx_transport.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <string>
+
+#include "error.h"
+#include "framing.h"
+#include "log.h"
+#include "ucx_connection.h"
+#include "ucx_context.h"
+#include "ucx_describe.h"
+
+namespace alloy {
+namespace net {
+namespace {
+
+constexpr uint32_t kAddressMagic = 0x41554341u;  // "ACUA": a UCX worker address
+constexpr uint32_t kKeyMagic = 0x4155434bu;      // "KCUA": base, length and a packed UCX rkey
+constexpr size_t kKeyPrefixBytes = 16;           // the key's base and length, uint64 each
+// How long the destructor waits for operations in flight before it releases what they use anyway.
+constexpr auto kDrainTimeout = std::chrono::seconds(5);
+
+struct UcxRegistration : Registration {
+  ucp_mem_h memh = nullptr;
+  const uint8_t* base = nullptr;
+  size_t bytes = 0;
+};
+
+struct UcxKey : RemoteKey {
+  UcxConnection* connection = nullptr;
+  ucp_rkey_h rkey = nullptr;
+  uint64_t base = 0;
+  uint64_t bytes = 0;
+};
+
+// Erases the element of `list` that owns `item`; false when none does.
+template <typename T, typename U>
+bool eraseOwned(std::vector<std::unique_ptr<T>>* list, const U* item) {
+  auto it = std::find_if(list->begin(), list->end(), [item](const std::unique_ptr<T>& p) { return p.get() == item; });
+  if (it == list->end()) return false;
+  list->erase(it);
+  return true;
+}
+
+class UcxTransport : public Transport {
+ public:
+  UcxTransport(const UcxOptions& options, ucp_context_h context, ucp_worker_h worker)
+      : options_(options), context_(context), worker_(worker) {}
+  ~UcxTransport() override;
+
+  const char* name() const override { return "ucx"; }
+  Caps caps() const override { return Caps{false, false, false}; }
+  alloyResult_t localAddress(std::vector<uint8_t>* bytes) override;
+  alloyResult_t connect(int peer, const uint8_t* address, size_t bytes, Connection** out) override;
+  std::string describe(const Connection* c) const override {
+    const auto* conn = static_cast<const UcxConnection*>(c);
+    return describeEndpoint(conn->ep) + (conn->detectsFailure ? "" : ", no peer failure detection");
+  }
+  alloyResult_t registerMemory(void* base, size_t bytes, Registration** out, std::vector<uint8_t>* packedKey) override;
+  alloyResult_t deregister(Registration* r) override;
+  alloyResult_t importKey(Connection* c, const uint8_t* key, size_t bytes, RemoteKey** out) override;
+  alloyResult_t releaseKey(RemoteKey* k) override;
+  alloyResult_t put(Connection* c, const void* src, const Registration* srcReg, const RemoteKey* dst,
+                    size_t dstOffset, size_t bytes, Request* req) override;
+  alloyResult_t signal(Connection* c, const RemoteKey* dst, size_t dstOffset, uint64_t value, Request* req) override;
+  alloyResult_t flush(Connection* c, Request* req) override;
+  alloyResult_t test(Request* req, bool* done) override;
+  void progress() override { ucp_worker_progress(worker_); }
+
+ private:
+  static void onEndpointError(void* arg, ucp_ep_h ep, ucs_status_t status);
+  // Checks shared by the data calls, after their own argument checks: the connection is alive and has a
+  // free slot (*op) for the operation.
+  alloyResult_t begin(UcxConnection* conn, const char* what, Request* req, UcxOp** op);
+  alloyResult_t checkKey(const UcxConnection* conn, const RemoteKey* dst, size_t dstOffset, size_t bytes,
+                         const UcxKey** key);
+  bool anyInFlight() const;
+  void drain();
+  void closeEndpoints();
+
+  UcxOptions options_;
+  ucp_context_h context_;
+  ucp_worker_h worker_;
+  std::vector<std::unique_ptr<UcxConnection>> connections_;
+  std::vector<std::unique_ptr<UcxKey>> keys_;
+  std::vector<std::unique_ptr<UcxRegistration>> registrations_;
+};
+
+// The worker address, framed; the network-only address (no shared memory) where the full one is too
+// large for the endpoint blob.
+alloyResult_t UcxTransport::localAddress(std::vector<uint8_t>* bytes) {
+  if (bytes == nullptr) return fail(alloyInvalidArgument, "bytes: expected a non-NULL pointer");
+  size_t sizes[2] = {0, 0};
+  for (int netOnly = 0; netOnly < 2; ++netOnly) {
+    ucp_worker_attr_t attr = {};
+    attr.field_mask = UCP_WORKER_ATTR_FIELD_ADDRESS | UCP_WORKER_ATTR_FIELD_ADDRESS_FLAGS;
+    attr.address_flags = netOnly ? UCP_WORKER_ADDRESS_FLAG_NET_ONLY : 0;
+    const ucs_status_t status = ucp_worker_query(worker_, &attr);
+    if (status != UCS_OK) return fail(alloySystemError, "ucp_worker_query failed: %s", ucs_status_string(status));
+    sizes[netOnly] = kFrameHeaderBytes + attr.address_length;
+    if (sizes[netOnly] <= options_.maxAddressBytes)
+      frame(kAddressMagic, reinterpret_cast<const uint8_t*>(attr.address), attr.address_length, bytes);
+    ucp_worker_release_address(worker_, attr.address);
+    if (sizes[netOnly] <= options_.maxAddressBytes) {
+      if (netOnly)
+        logInfo("net: UCX worker address of %zu bytes exceeds the endpoint blob's %zu: peers get the network-only "
+                "address (%zu bytes), without shared memory", sizes[0], options_.maxAddressBytes, sizes[1]);
+      return alloySuccess;
+    }
+  }
+  return fail(alloyNotSupported,
+              "UCX worker address of %zu bytes (network devices only: %zu) exceeds the endpoint blob's %zu: "
+              "restrict UCX_NET_DEVICES or UCX_TLS", sizes[0], sizes[1], options_.maxAddressBytes);
+}
+
+void UcxTransport::onEndpointError(void* arg, ucp_ep_h, ucs_status_t status) {
+  UcxConnection* conn = static_cast<UcxConnection*>(arg);
+  if (conn->failure == UCS_OK) conn->failure = status;
+  logInfo("net: connection to peer %d failed: %s", conn->peer(), ucs_status_string(status));
+}
+
+alloyResult_t UcxTransport::connect(int peer, const uint8_t* address, size_t bytes, Connection** out) {
+  if (out == nullptr) return fail(alloyInvalidArgument, "out: expected a non-NULL pointer");
+  *out = nullptr;
+  const uint8_t* payload = nullptr;
+  size_t payloadBytes = 0;
+  std::string why;
+  if (!unframe(kAddressMagic, address, bytes, &payload, &payloadBytes, &why))
+    return fail(alloyInvalidArgument, "address (peer %d): not a UCX address from Alloy: %s", peer, why.c_str());
+  auto conn = std::make_unique<UcxConnection>(peer, options_.maxOutstanding);
+  ucp_ep_params_t params = {};
+  params.field_mask = UCP_EP_PARAM_FIELD_REMOTE_ADDRESS | UCP_EP_PARAM_FIELD_ERR_HANDLING_MODE |
+                      UCP_EP_PARAM_FIELD_ERR_HANDLER;
+  params.address = reinterpret_cast<const ucp_address_t*>(payload);
+  params.err_mode = UCP_ERR_HANDLING_MODE_PEER;
+  params.err_handler.cb = &UcxTransport::onEndpointError;
+  params.err_handler.arg = conn.get();
+  ucs_status_t status = ucp_ep_create(worker_, &params, &conn->ep);
+  if (status == UCS_ERR_UNREACHABLE) {
+    // UCX 1.13's shared-memory transports cannot detect a dead peer, and refuse the peer error mode
+    // (UCX logs "no peer failure handler"); without it, operations to a dead peer hang.
+    params.err_mode = UCP_ERR_HANDLING_MODE_NONE;
+    status = ucp_ep_create(worker_, &params, &conn->ep);
+    conn->detectsFailure = false;
+    if (status == UCS_OK)
+      logInfo("net: peer %d: UCX reaches it only without peer failure detection (shared memory)", peer);
+  }
+  if (status != UCS_OK)
+    return fail(alloyRemoteError, "peer %d: ucp_ep_create failed: %s", peer, ucs_status_string(status));
+  // UCX connects lazily from the address alone, so the connection is usable at once.
+  *out = conn.get();
+  connections_.push_back(std::move(conn));
+  return alloySuccess;
+}
+
+alloyResult_t UcxTransport::registerMemory(void* base, size_t bytes, Registration** out,
+                                           std::vector<uint8_t>* packedKey) {
+  if (base == nullptr || bytes == 0) return fail(alloyInvalidArgument, "base, bytes: expected a non-empty region");
+  if (out == nullptr || packedKey == nullptr)
+    return fail(alloyInvalidArgument, "out, packedKey: expected non-NULL pointers");
+  auto reg = std::make_unique<UcxRegistration>();
+  reg->base = static_cast<const uint8_t*>(base);
+  reg->bytes = bytes;
+  ucp_mem_map_params_t params = {};
+  params.field_mask = UCP_MEM_MAP_PARAM_FIELD_ADDRESS | UCP_MEM_MAP_PARAM_FIELD_LENGTH;
+  params.address = base;
+  params.length = bytes;
+  ucs_status_t status = ucp_mem_map(context_, &params, &reg->memh);
+  if (status != UCS_OK) return fail(alloySystemError, "ucp_mem_map of %zu bytes failed: %s", bytes, ucs_status_string(status));
+  void* rkey = nullptr;
+  size_t rkeyBytes = 0;
+  status = ucp_rkey_pack(context_, reg->memh, &rkey, &rkeyBytes);
+  if (status != UCS_OK) {
+    ucp_mem_unmap(context_, reg->memh);
+    return fail(alloySystemError, "ucp_rkey_pack failed: %s", ucs_status_string(status));
+  }
+  std::vector<uint8_t> payload(kKeyPrefixBytes + rkeyBytes);
+  const uint64_t prefix[2] = {reinterpret_cast<uintptr_t>(base), bytes};
+  std::memcpy(payload.data(), prefix, kKeyPrefixBytes);
+  std::memcpy(payload.data() + kKeyPrefixBytes, rkey, rkeyBytes);
+  ucp_rkey_buffer_release(rkey);
+  frame(kKeyMagic, payload.data(), payload.size(), packedKey);
+  *out = reg.get();
+  registrations_.push_back(std::move(reg));
+  return alloySuccess;
+}
+
+bool UcxTransport::anyInFlight() const {
+  return std::any_of(connections_.begin(), connections_.end(),
+                     [](const std::unique_ptr<UcxConnection>& c) { return c->inFlight() > 0; });
+}
+
+alloyResult_t UcxTransport::deregister(Registration* r) {
+  auto* reg = static_cast<UcxRegistration*>(r);
+  if (anyInFlight()) return fail(alloyInvalidUsage, "deregister: operations are in flight (test them done first)");
+  ucp_mem_h memh = reg != nullptr ? reg->memh : nullptr;
+  if (!eraseOwned(&registrations_, reg)) return fail(alloyInvalidArgument, "r: not a registration of this transport");
+  ucp_mem_unmap(context_, memh);
+  return alloySuccess;
+}
+
+alloyResult_t UcxTransport::importKey(Connection* c, const uint8_t* key, size_t bytes, RemoteKey** out) {
+  auto* conn = static_cast<UcxConnection*>(c);
+  if (conn == nullptr || out == nullptr) return fail(alloyInvalidArgument, "c, out: expected non-NULL pointers");
+  *out = nullptr;
+  const uint8_t* payload = nullptr;
+  size_t payloadBytes = 0;
+  std::string why;
+  if (!unframe(kKeyMagic, key, bytes, &payload, &payloadBytes, &why) || payloadBytes <= kKeyPrefixBytes) {
+    if (why.empty()) why = "no UCX rkey after the base and length";
+    return fail(alloyInvalidArgument, "key (peer %d): not a packed key from Alloy's UCX transport: %s", conn->peer(),
+                why.c_str());
+  }
+  if (conn->failure != UCS_OK)
+    return fail(alloyRemoteError, "peer %d: connection failed: %s", conn->peer(), ucs_status_string(conn->failure));
+  auto imported = std::make_unique<UcxKey>();
+  imported->connection = conn;
+  uint64_t prefix[2];
+  std::memcpy(prefix, payload, kKeyPrefixBytes);
+  imported->base = prefix[0];
+  imported->bytes = prefix[1];
+  const ucs_status_t status = ucp_ep_rkey_unpack(conn->ep, payload + kKeyPrefixBytes, &imported->rkey);
+  if (status != UCS_OK)
+    return fail(alloyInvalidArgument, "key (peer %d): ucp_ep_rkey_unpack failed: %s", conn->peer(),
+                ucs_status_string(status));
+  *out = imported.get();
+  keys_.push_back(std::move(imported));
+  return alloySuccess;
+}
+
+alloyResult_t UcxTransport::releaseKey(RemoteKey* k) {
+  auto* key = static_cast<UcxKey*>(k);
+  if (key == nullptr) return fail(alloyInvalidArgument, "k: expected a non-NULL key");
+  if (key->connection->inFlight() > 0)
+    return fail(alloyInvalidUsage, "releaseKey: operations to peer %d are in flight (test them done first)",
+                key->connection->peer());
+  ucp_rkey_h rkey = key->rkey;
+  if (!eraseOwned(&keys_, key)) return fail(alloyInvalidArgument, "k: not a key of this transport");
+  ucp_rkey_destroy(rkey);
+  return alloySuccess;
+}
+
+alloyResult_t UcxTransport::begin(UcxConnection* conn, const char* what, Request* req, UcxOp** op) {
+  if (conn->failure != UCS_OK)
+    return fail(alloyRemoteError, "peer %d: connection failed: %s", conn->peer(), ucs_status_string(conn->failure));
+  *op = conn->acquire(what, req != nullptr);
+  if (*op == nullptr)
+    return fail(alloyInProgress, "peer %d: %d operations in flight: progress, test and retry", conn->peer(),
+                options_.maxOutstanding);
+  return alloySuccess;
+}
+
+alloyResult_t UcxTransport::checkKey(const UcxConnection* conn, const RemoteKey* dst, size_t dstOffset, size_t bytes,
+                                     const UcxKey** key) {
+  *key = static_cast<const UcxKey*>(dst);
+  if (*key == nullptr) return fail(alloyInvalidArgument, "dst: expected a remote key");
+  if ((*key)->connection != conn)
+    return fail(alloyInvalidArgument, "dst: the key was imported on the connection to peer %d, not peer %d",
+                (*key)->connection->peer(), conn->peer());
+  if (dstOffset > (*key)->bytes || bytes > (*key)->bytes - dstOffset)
+    return fail(alloyInvalidArgument, "dstOffset: %zu + %zu bytes is outside the %llu bytes registered by peer %d",
+                dstOffset, bytes, static_cast<unsigned long long>((*key)->bytes), conn->peer());
+  return alloySuccess;
+}
+
+alloyResult_t UcxTransport::put(Connection* c, const void* src, const Registration* srcReg, const RemoteKey* dst,
+                                size_t dstOffset, size_t bytes, Request* req) {
+  auto* conn = static_cast<UcxConnection*>(c);
+  if (conn == nullptr) return fail(alloyInvalidArgument, "c: expected a connection (put)");
+  const UcxKey* key = nullptr;
+  ALLOY_TRY(checkKey(conn, dst, dstOffset, bytes, &key));
+  if (src == nullptr && bytes > 0) return fail(alloyInvalidArgument, "src: NULL with %zu bytes", bytes);
+  const auto* reg = static_cast<const UcxRegistration*>(srcReg);
+  const auto* from = static_cast<const uint8_t*>(src);
+  if (reg != nullptr && (from < reg->base || bytes > reg->bytes || from - reg->base > static_cast<ptrdiff_t>(reg->bytes - bytes)))
+    return fail(alloyInvalidArgument, "src: %zu bytes at %p are outside srcReg", bytes, src);
+  if (bytes == 0) {
+    if (req != nullptr) *req = Request{};
+    return alloySuccess;
+  }
+  UcxOp* op = nullptr;
+  ALLOY_TRY(begin(conn, "put", req, &op));
+  ucp_request_param_t params = UcxConnection::paramsFor(op);
+  if (reg != nullptr) {
+    params.op_attr_mask |= UCP_OP_ATTR_FIELD_MEMH;
+    params.memh = reg->memh;
+  }
+  return conn->posted(op, ucp_put_nbx(conn->ep, src, bytes, key->base + dstOffset, key->rkey, &params), req);
+}
+
+alloyResult_t UcxTransport::signal(Connection* c, const RemoteKey* dst, size_t dstOffset, uint64_t value, Request* req) {
+  auto* conn = static_cast<UcxConnection*>(c);
+  if (conn == nullptr) return fail(alloyInvalidArgument, "c: expected a connection (signal)");
+  const UcxKey* key = nullptr;
+  ALLOY_TRY(checkKey(conn, dst, dstOffset, sizeof(uint64_t), &key));
+  if ((key->base + dstOffset) % sizeof(uint64_t) != 0)
+    return fail(alloyInvalidArgument, "dstOffset: %zu does not give an 8-byte aligned address at peer %d", dstOffset,
+                conn->peer());
+  UcxOp* op = nullptr;
+  ALLOY_TRY(begin(conn, "signal", req, &op));
+  // The fence orders the swap after every earlier put of this worker, which covers this connection's.
+  const ucs_status_t fenced = ucp_worker_fence(worker_);
+  if (fenced != UCS_OK) return conn->posted(op, UCS_STATUS_PTR(fenced), req);
+  op->operand = value;
+  ucp_request_param_t params = UcxConnection::paramsFor(op);
+  params.op_attr_mask |= UCP_OP_ATTR_FIELD_DATATYPE | UCP_OP_ATTR_FIELD_REPLY_BUFFER;
+  params.datatype = ucp_dt_make_contig(sizeof(uint64_t));
+  params.reply_buffer = &op->reply;
+  return conn->posted(op, ucp_atomic_op_nbx(conn->ep, UCP_ATOMIC_OP_SWAP, &op->operand, 1, key->base + dstOffset,
+                                            key->rkey, &params), req);
+}
+
+alloyResult_t UcxTransport::flush(Connection* c, Request* req) {
+  auto* conn = static_cast<UcxConnection*>(c);
+  if (conn == nullptr) return fail(alloyInvalidArgument, "c: expected a connection (flush)");
+  UcxOp* op = nullptr;
+  ALLOY_TRY(begin(conn, "flush", req, &op));
+  ucp_request_param_t params = UcxConnection::paramsFor(op);
+  return conn->posted(op, ucp_ep_flush_nbx(conn->ep, &params), req);
+}
+
+alloyResult_t UcxTransport::test(Request* req, bool* done) {
+  if (req == nullptr || done == nullptr) return fail(alloyInvalidArgument, "req, done: expected non-NULL pointers");
+  if (req->ticket == 0) {
+    *done = true;
+    return alloySuccess;
+  }
+  return static_cast<UcxConnection*>(req->connection)->test(req, done);
+}
+
+// Lets operations in flight finish (they point into connections and use keys), within a bound: a peer
+// that stopped progressing must not hang the destructor.
+void UcxTransport::drain() {
+  const auto deadline = std::chrono::steady_clock::now() + kDrainTimeout;
+  while (anyInFlight() && std::chrono::steady_clock::now() < deadline) ucp_worker_progress(worker_);
+  if (anyInFlight()) logWarn("net: UCX operations still in flight after %lld s; releasing them anyway",
+                             static_cast<long long>(kDrainTimeout.count()));
+}
+
+// Force-closes every endpoint: no goodbye to the peer (which may be gone), and whatever is still in
+// flight completes as cancelled.
+void UcxTransport::closeEndpoints() {
+  std::vector<void*> closing;
+  for (const auto& conn : connections_) {
+    ucp_request_param_t params = {};
+    params.op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS;
+    params.flags = UCP_EP_CLOSE_FLAG_FORCE;
+    ucs_status_ptr_t request = ucp_ep_close_nbx(conn->ep, &params);
+    if (UCS_PTR_IS_PTR(request)) closing.push_back(request);
+  }
+  for (void* request : closing) {
+    while (ucp_request_check_status(request) == UCS_INPROGRESS) ucp_worker_progress(worker_);
+    ucp_request_free(request);
+  }
+}
+
+UcxTransport::~UcxTransport() {
+  drain();
+  // UCX's order: keys before the endpoints they were unpacked on; memory before the context.
+  for (const auto& key : keys_) ucp_rkey_destroy(key->rkey);
+  closeEndpoints();
+  for (const auto& reg : registrations_) ucp_mem_unmap(context_, reg->memh);
+  ucp_worker_destroy(worker_);
+  ucp_cleanup(context_);
+}
+
+}  // namespace
+
+alloyResult_t createUcxTransport(const UcxOptions& options, std::unique_ptr<Transport>* out) {
+  if (out == nullptr) return fail(alloyInvalidArgument, "out: expected a non-NULL pointer");
+  if (options.maxOutstanding < 1 || options.maxOutstanding > (1 << 20))
+    return fail(alloyInvalidArgument, "options.maxOutstanding: %d is outside 1..%d", options.maxOutstanding, 1 << 20);
+  ucp_context_h context = nullptr;
+  const std::string failure = initUcpContext(&context);
+  if (!failure.empty()) return fail(alloyNotSupported, "UCX transport: %s", failure.c_str());
+  ucp_worker_params_t params = {};
+  params.field_mask = UCP_WORKER_PARAM_FIELD_THREAD_MODE;
+  params.thread_mode = UCS_THREAD_MODE_SINGLE;  // the proxy thread is the worker's only user
+  ucp_worker_h worker = nullptr;
+  const ucs_status_t status = ucp_worker_create(context, &params, &worker);
+  if (status != UCS_OK) {
+    ucp_cleanup(context);
+    return fail(alloySystemError, "ucp_worker_create failed: %s", ucs_status_string(status));
+  }
+  *out = std::make_unique<UcxTransport>(options, context, worker);
+  return alloySuccess;
+}
+
+}  // namespace net
+}  // namespace alloy

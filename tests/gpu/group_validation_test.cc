@@ -57,6 +57,9 @@ class GroupValidation : public CommTest {
     }
     const alloyResult_t r = alloyGroupEnd();
     EXPECT_EQ(r, twoStreams ? alloyInvalidUsage : alloyNotSupported) << alloyGetLastError(nullptr);
+    const char* needle = twoStreams ? "must use one stream" : "more than 96 sends and receives";
+    EXPECT_NE(std::string(alloyGetLastError(nullptr)).find(needle), std::string::npos)
+        << "the message should name \"" << needle << "\": " << alloyGetLastError(nullptr);
     CUDA_EXPECT_OK(cudaDeviceSynchronize());
     const std::vector<uint8_t> got = to.download(stream);
     EXPECT_TRUE(allPoison(got.data(), got.size(), "destination of the valid copy in the failed group"));

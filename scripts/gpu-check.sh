@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Builds Alloy and checks it on the GPUs of this machine, in one of three modes. Every mode writes its
+# Builds Alloy and checks it on the GPUs of this machine, in one of four modes. Every mode writes its
 # logs into $OUT (default ./results), prints its summary last (also kept as summary.txt), and without a
 # GPU builds, says "skipped: no CUDA device" and exits 0. Run from anywhere in the repository. See
 # docs/benchmarks.md.
@@ -14,6 +14,13 @@
 #   bash scripts/gpu-check.sh sanitize  build, then compute-sanitizer memcheck, racecheck and synccheck over
 #                                       a reduced suite (both protocols of alltoall(v), allreduce, send/recv)
 #                                       on 2 ranks; the ERROR SUMMARY counts per tool
+#   bash scripts/gpu-check.sh hosts     the path between hosts on this one machine split into virtual hosts
+#                                       (ALLOY_HOSTID per rank): unpack .whl/libucx_cu13-*.whl if there
+#                                       (scripts/ucx-wheel.sh; else a system UCX with headers), build with UCX
+#                                       ON, run what crosses hosts in both GPU suites (HOSTS_*_FILTER) in
+#                                       several layouts over UCX tcp and shared memory, then alltoall(v)
+#                                       with alloy-perf against NCCL (NCCL_HOSTID per rank, socket transport)
+#                                       and ucx_perftest's bandwidth; a table and the three target ratios
 #
 # Settings (environment), all modes:
 #   BUILD_DIR                 build folder (default build-gpu); SKIP_BUILD=1 reuses it as it is
@@ -50,15 +57,39 @@
 #   SANITIZE_RUN_TIMEOUT      seconds one tool's run may take (default 160)
 #   SANITIZE_BUDGET           seconds all tools together may take after the build (default 480)
 #   COMPUTE_SANITIZER         the tool (default: compute-sanitizer on PATH, else /usr/local/cuda/bin/)
+# hosts mode:
+#   HOSTS_RUNS                runs in order, LAYOUT:TLS, space separated (default "2h:tcp 2x2:tcp 2h:shm
+#                             2x2:shm 2+1:tcp 3h:tcp 4h:tcp 2+1:shm 3h:shm 4h:shm"); each runs both suites.
+#                             Layouts: 2h, 3h, 4h (one rank per host), 2x2 (4 ranks, host = rank % 2), 2+1
+#                             (hosts {0,1},{2}), or a map of each rank's host such as 0,0,1,1. TLS: tcp,
+#                             shm (UCX_TLS=posix,sysv,self) or a UCX_TLS value as it is
+#   HOSTS_NATIVE_FILTER       --gtest_filter for alloy_gpu_tests (default: alltoall(v), send/recv, their
+#                             graphs, MultiComm, BadInput but its reductions, CrossHost, the abort test)
+#   HOSTS_MPIX_FILTER         --gtest_filter for alloy_mpix_gpu_tests (default MpixAlltoallv.*)
+#   HOSTS_TIMEOUT_MS          ALLOY_TIMEOUT_MS of the ranks (default 30000); the ranks also get ALLOY_NET=ucx
+#                             (unless ALLOY_NET is set), so that a UCX that cannot start fails loudly
+#   HOSTS_RUN_TIMEOUT         seconds one suite run may take (default 120)
+#   HOSTS_BUDGET              seconds all runs together may take after the build (default 420); test runs
+#                             that no longer fit are reported as "not run (budget)"
+#   HOSTS_PERF_RESERVE        seconds of HOSTS_BUDGET the test runs leave to the benchmark (default 180)
+#   HOSTS_PERF                0 skips the benchmark (default 1)
+#   HOSTS_PERF_TLS            transports of the benchmark (default "tcp shm")
+#   HOSTS_PERF_MINBYTES, HOSTS_PERF_MAXBYTES, HOSTS_PERF_FACTOR  alloy-perf sizes (default 16, 256M, 4)
+#   HOSTS_PERF_WARMUP, HOSTS_PERF_ITERS  alloy-perf iterations (default 5, 20)
+#   HOSTS_PERF_TIMEOUT        seconds one alloy-perf run may take (default 90)
+#   HOSTS_PERFTEST_BYTES, HOSTS_PERFTEST_ITERS, HOSTS_PERFTEST_PORT  ucx_perftest's message size,
+#                             iterations and first TCP port (default 67108864, 20, 13350)
+#   UCXWHEEL_DIR              where scripts/ucx-wheel.sh unpacks the wheel (default /tmp/ucx-wheel)
+#   ALLOY_PERF_NCCL_LIB       as in check mode
 set -uo pipefail
 
 usage() { sed -n '2,/^set -uo pipefail/p' "${BASH_SOURCE[0]}" | sed '$d' | sed 's/^# \{0,1\}//'; }
 
 MODE=${1:-check}
 case $MODE in
-  check | stress | sanitize) ;;
+  check | stress | sanitize | hosts) ;;
   -h | --help | help) usage; exit 0 ;;
-  *) echo "gpu-check: unknown mode '$MODE' (check, stress or sanitize)" >&2; exit 2 ;;
+  *) echo "gpu-check: unknown mode '$MODE' (check, stress, sanitize or hosts)" >&2; exit 2 ;;
 esac
 
 cd "$(dirname "${BASH_SOURCE[0]}")/.." || exit 1
@@ -87,14 +118,17 @@ for tool in cmake ninja; do
   command -v "$tool" >/dev/null || { log "$tool not found on PATH"; exit 1; }
 done
 
-# Configures and builds the given targets (all when none); exits on failure. Sets build_status.
+# Configures and builds the given targets (all when none); exits on failure. Sets build_status. A mode
+# may put configure arguments of its own into configure_args.
 build_status=ok
+configure_args=()
 build() {
   [ "${SKIP_BUILD:-0}" = 1 ] && { build_status="ok (SKIP_BUILD=1: $BUILD_DIR as it was)"; return; }
   local targets=()
   [ $# -gt 0 ] && targets=(--target "$@")
   # shellcheck disable=SC2086  # CMAKE_ARGS is a list of arguments on purpose
-  if ! cmake -S . -B "$BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE=Release ${CMAKE_ARGS:-} 2>&1 | tee "$RESULTS/configure.log"; then
+  if ! cmake -S . -B "$BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE=Release "${configure_args[@]}" ${CMAKE_ARGS:-} 2>&1 |
+       tee "$RESULTS/configure.log"; then
     build_status="FAILED (configure; see $RESULTS/configure.log)"
   elif ! cmake --build "$BUILD_DIR" -j "$(nproc)" "${targets[@]}" 2>&1 | tee "$RESULTS/build.log"; then
     build_status="FAILED (see $RESULTS/build.log)"
@@ -134,9 +168,10 @@ MPIX_BIN=$BUILD_DIR/tests/mpi_ext/alloy_mpix_gpu_tests
 # A time budget shared by a mode's runs, so that one call of this script stays within the device limit.
 deadline=0
 start_budget() { deadline=$(($(date +%s) + $1)); }
-# Seconds the next run may take: its own cap, or what is left of the budget (0: nothing left).
+# Seconds the next run may take: its own cap, or what is left of the budget (0: nothing left), less the
+# seconds of the optional second argument (kept for runs that come later).
 run_limit() {
-  local cap=$1 left=$((deadline - $(date +%s)))
+  local cap=$1 left=$((deadline - ${2:-0} - $(date +%s)))
   [ "$left" -lt "$cap" ] && cap=$left
   [ "$cap" -lt 0 ] && cap=0
   echo "$cap"
@@ -172,22 +207,29 @@ count_tests() {
 # ---------------------------------------------------------------------------------------------------
 # check: build, ctest -L gpu, alloy-perf against NCCL.
 
-mode_check() {
-  # NCCL for --compare nccl: alloy-perf dlopens $ALLOY_PERF_NCCL_LIB, else libnccl.so.2 from the loader path.
+# NCCL for --compare nccl: alloy-perf dlopens $ALLOY_PERF_NCCL_LIB, else libnccl.so.2 from the loader path.
+# Exports ALLOY_PERF_NCCL_LIB where it finds the wheel; sets nccl_found (1 or 0).
+nccl_found=0
+find_nccl() {
   if [ -z "${ALLOY_PERF_NCCL_LIB:-}" ]; then
     # The nvidia-nccl wheel of the GPU machines' virtual environment (python3.12 there).
     for candidate in /opt/torch/.venv/lib/python3*/site-packages/nvidia/nccl/lib/libnccl.so.2; do
       [ -e "$candidate" ] && export ALLOY_PERF_NCCL_LIB="$candidate"
     done
   fi
+  nccl_found=1
   if [ -n "${ALLOY_PERF_NCCL_LIB:-}" ]; then
     log "NCCL: $ALLOY_PERF_NCCL_LIB"
   elif ldconfig -p 2>/dev/null | grep -q 'libnccl\.so\.2 '; then
     log "NCCL: libnccl.so.2 from the loader's search path"
   else
     log "NCCL not found: alloy-perf will run without the NCCL columns"
+    nccl_found=0
   fi
+}
 
+mode_check() {
+  find_nccl
   build
   find_gpus
 
@@ -477,9 +519,438 @@ mode_sanitize() {
 }
 
 # ---------------------------------------------------------------------------------------------------
+# hosts: what crosses hosts (UCX, through the proxy thread and host staging), on this one machine split
+# into virtual hosts: each rank gets its ALLOY_HOSTID from a wrapper, as NCCL's ranks get NCCL_HOSTID.
+
+# Cross-host operations of the native suite: alltoall(v) and send/recv in every form (graphs, several
+# communicators, bad arguments, stream order), and the cross-host suite itself.
+# StreamOrder and BadInput.Collectives* call reductions, which stay unsupported across hosts.
+HOSTS_NATIVE_DEFAULT="AlltoAll*:SendRecv*:CudaGraph.AlltoAll*:CudaGraph.SendRecv*:MultiComm.*:BadInput.*"
+HOSTS_NATIVE_DEFAULT+=":CrossHost.*:Faults.AbortStopsAWaitingKernel:-BadInput.Collectives*"
+# MPIX: the alltoallv suite only; MpixCollectives mixes alltoall with allgather, bcast and reductions,
+# which stay unsupported across hosts.
+HOSTS_MPIX_DEFAULT="MpixAlltoallv.*"
+# Runs in order, most informative first: LAYOUT:TLS, both suites each.
+HOSTS_RUNS_DEFAULT="2h:tcp 2x2:tcp 2h:shm 2x2:shm 2+1:tcp 3h:tcp 4h:tcp 2+1:shm 3h:shm 4h:shm"
+
+# The virtual host of each rank, in rank order, for a layout name; a list such as 0,0,1,1 is its own map.
+hosts_map() {
+  case $1 in
+    2h) echo 0,1 ;;
+    3h) echo 0,1,2 ;;
+    4h) echo 0,1,2,3 ;;
+    2x2) echo 0,1,0,1 ;;  # interleaved: a host's ranks are not contiguous
+    2+1) echo 0,0,1 ;;    # uneven: hosts {0,1} and {2}
+    *) [[ $1 =~ ^[0-9]+(,[0-9]+)+$ ]] && echo "$1" ;;
+  esac
+}
+
+# UCX_TLS of a transport name: tcp, shm (shared memory, without cma: containers often forbid it), or a
+# UCX_TLS value as it is.
+hosts_tls() {
+  case $1 in
+    shm) echo posix,sysv,self ;;
+    *) echo "$1" ;;
+  esac
+}
+
+# Starts "$@" with ALLOY_HOSTID (and NCCL_HOSTID, for alloy-perf's NCCL) from the map given first, indexed
+# by the rank Open MPI gives the process; says which host it took, on stderr.
+# shellcheck disable=SC2016  # expanded by the rank's shell
+hosts_wrapper=(sh -c 'r=${OMPI_COMM_WORLD_RANK:-${PMIX_RANK:-0}}; h=$(echo "$1" | cut -d, -f$((r + 1))); shift
+[ -n "$h" ] || { echo "hosts wrapper: no host for rank $r" >&2; exit 1; }
+echo "vhost: rank $r ALLOY_HOSTID=vhost$h" >&2
+ALLOY_HOSTID=vhost$h NCCL_HOSTID=vhost$h exec "$@"' sh)
+# MPI's own traffic stays off UCX (ob1 over the shared-memory BTL), so that UCX_TLS and the UCX that is
+# loaded concern Alloy alone.
+hosts_mpirun=("${test_mpirun[@]}" --mca pml ob1)
+# ALLOY_NET=ucx: a UCX that cannot start fails communicator creation loudly instead of leaving every
+# cross-host call alloyNotSupported (an ALLOY_NET of the caller's own is kept).
+hosts_env=(ALLOY_NET="${ALLOY_NET:-ucx}" ALLOY_TIMEOUT_MS="${HOSTS_TIMEOUT_MS:-30000}")
+
+# UCX to build against: the wheel in .whl/ (unpacked by scripts/ucx-wheel.sh), else a system UCX with
+# headers. Sets ucx_source; without either, says so and exits 1.
+ucx_source=
+hosts_setup_ucx() {
+  local wheels=()
+  shopt -s nullglob
+  wheels=(.whl/libucx_cu13-*.whl)
+  shopt -u nullglob
+  if [ ${#wheels[@]} -gt 1 ]; then
+    hosts_fail "more than one wheel in .whl/ (keep one): ${wheels[*]}"
+  elif [ ${#wheels[@]} -eq 1 ]; then
+    # shellcheck disable=SC1091  # checked on its own
+    source scripts/ucx-wheel.sh "${wheels[0]}" || hosts_fail "could not unpack ${wheels[0]} (scripts/ucx-wheel.sh)"
+    ucx_source="UCX $UCXWHEEL_VERSION from ${wheels[0]##*/} (unpacked in $UCXWHEEL_DIR)"
+  elif command -v pkg-config >/dev/null && pkg-config --exists ucx; then
+    ucx_source="system UCX $(pkg-config --modversion ucx) ($(pkg-config --variable=libdir ucx))"
+  else
+    hosts_fail "no UCX to build against: put pip's libucx-cu13 wheel into .whl/ (docs/benchmarks.md) or install UCX with its headers (libucx-dev)"
+  fi
+  log "$ucx_source"
+}
+
+# Says why the mode cannot go on, keeps it as the summary, exits 1.
+hosts_fail() {
+  log "$*"
+  { echo "==== gpu-check hosts summary ===="; echo "FAILED: $*"; } >"$RESULTS/summary.txt"
+  exit 1
+}
+
+# After the build: UCX must be ON in the build (else every cross-host call is alloyNotSupported and the
+# whole mode measures nothing), and the test binary must load the UCX chosen above. Sets ucx_build.
+ucx_build=
+hosts_check_ucx_build() {
+  local cache="$BUILD_DIR/CMakeCache.txt" version libucp built_with said
+  if ! grep -q '^ALLOY_WITH_UCX:BOOL=ON' "$cache" 2>/dev/null || ! grep -q '^UCX_FOUND:INTERNAL=1' "$cache"; then
+    said=$(grep -o 'UCX O[NF]F* (.*' "$RESULTS/configure.log" 2>/dev/null | tail -1)
+    hosts_fail "the build in $BUILD_DIR has UCX OFF${said:+ (configure: $said; see $RESULTS/configure.log)}"
+  fi
+  version=$(sed -n 's/^UCX_VERSION:INTERNAL=//p' "$cache")
+  # The library the build linked (its headers came from the same pkg-config answer).
+  built_with=$(sed -n 's/^pkgcfg_lib_UCX_ucp:FILEPATH=//p' "$cache")
+  if [ -n "${UCXWHEEL_DIR:-}" ] && [[ $(readlink -f "$built_with") != "$(readlink -f "$UCXWHEEL_DIR")"/* ]]; then
+    hosts_fail "$BUILD_DIR was built against ${built_with:-an unknown UCX}, not the wheel in $UCXWHEEL_DIR (SKIP_BUILD=1 on an old build folder?)"
+  fi
+  [ -x "$NATIVE_BIN" ] || hosts_fail "$NATIVE_BIN was not built"
+  libucp=$(ldd "$NATIVE_BIN" 2>/dev/null | awk '$1 ~ /^libucp\.so/ { print $3 }')
+  if [ -z "$libucp" ] || [ "$libucp" = "not" ]; then  # "libucp.so.0 => not found"
+    hosts_fail "$NATIVE_BIN does not load libucp (ldd: $(ldd "$NATIVE_BIN" 2>&1 | grep ucp))"
+  fi
+  if [ -n "${UCXWHEEL_DIR:-}" ] && [[ $(readlink -f "$libucp") != "$(readlink -f "$UCXWHEEL_DIR")"/* ]]; then
+    hosts_fail "$NATIVE_BIN loads $libucp, not the wheel's UCX in $UCXWHEEL_DIR (a stale $BUILD_DIR? remove it)"
+  fi
+  ucx_build="UCX ON (UCX $version); $(basename "$NATIVE_BIN") loads $libucp"
+  log "$ucx_build"
+}
+
+# One suite in one layout over one transport. Appends its row to hosts_rows; sets hosts_bad on failure.
+hosts_rows=()
+hosts_bad=0
+hosts_not_run=0
+declare -A hosts_tests  # tests a suite's filter selects, listed once per suite
+hosts_run() {
+  local layout=$1 tlsname=$2 suite=$3 bin=$4 filter=$5
+  local map tls np tests limit rc=0 start seconds status passed=0 failed=0 logfile
+  map=$(hosts_map "$layout")
+  tls=$(hosts_tls "$tlsname")
+  np=$(($(tr -cd , <<<"$map" | wc -c) + 1))
+  logfile="$RESULTS/hosts-${layout//[^A-Za-z0-9]/_}-${tlsname//[^A-Za-z0-9]/_}-$suite.log"
+  [ -n "${hosts_tests[$suite]:-}" ] || hosts_tests[$suite]=$(count_tests "$bin" "$filter")
+  tests=${hosts_tests[$suite]}
+  local what shown=$layout
+  [[ $layout == *,* ]] && shown=map
+  what=$(printf '%-5s %-9s %-17s %-6s %5s' "$shown" "[$map]" "$tls" "$suite" "$tests")
+  limit=$(run_limit "${HOSTS_RUN_TIMEOUT:-120}" "$hosts_reserve")
+  if [ "$limit" -lt 10 ]; then
+    hosts_rows+=("$(printf '%s %6s %6s  %s' "$what" - - "not run (budget)")")
+    hosts_not_run=$((hosts_not_run + 1))
+    return
+  fi
+  log "hosts $layout [$map] UCX_TLS=$tls $suite: $np ranks, $tests test(s), at most $limit s" >&2
+  start=$(date +%s)
+  run_bounded "$limit" "$logfile" env "${test_env[@]}" "${hosts_env[@]}" UCX_TLS="$tls" \
+    "${hosts_mpirun[@]}" -np "$np" "${hosts_wrapper[@]}" "$map" "$bin" "--gtest_filter=$filter" --gtest_color=no || rc=$?
+  seconds=$(($(date +%s) - start))
+  # Rank 0's GoogleTest totals: "[  PASSED  ] 12 tests." and "[  FAILED  ] 2 tests, listed below:".
+  local line
+  line=$(grep -E '^\[  PASSED  \] [0-9]+ tests?\.' "$logfile" | tail -1) && passed=$(awk '{print $4}' <<<"$line")
+  line=$(grep -E '^\[  FAILED  \] [0-9]+ tests?, listed below' "$logfile" | tail -1) && failed=$(awk '{print $4}' <<<"$line")
+  if grep -q 'skipped: no CUDA device' "$logfile"; then
+    status="skipped (no CUDA device)"
+  elif { [ "$rc" -eq 124 ] || [ "$rc" -eq 137 ]; } && [ "$limit" -lt "${HOSTS_RUN_TIMEOUT:-120}" ]; then
+    status="OUT OF BUDGET after $limit s"
+  elif [ "$rc" -eq 124 ] || [ "$rc" -eq 137 ]; then
+    status="TIMEOUT after $limit s"
+  elif ! grep -qE '^\[==========\] [0-9]+ tests? from .* ran\.' "$logfile"; then
+    status="CRASHED (exit $rc)"
+  elif [ "$failed" -gt 0 ]; then
+    status="FAILED"
+  elif [ "$rc" -ne 0 ]; then
+    status="FAILED (exit $rc)"
+  elif [ "$tests" -eq 0 ]; then
+    status="NO TESTS (filter matched nothing)"
+  else
+    status=ok
+  fi
+  case $status in ok | skipped*) ;; *) hosts_bad=1 ;; esac
+  hosts_rows+=("$(printf '%s %6s %6s  %-30s %4s s' "$what" "$passed" "$failed" "$status" "$seconds")")
+}
+
+# ucx_perftest between two processes of this machine: UCP tag bandwidth, host memory, 64 MB messages, over
+# UCX_TLS=$2. Prints the overall bandwidth in GB/s (10^9 bytes, as alloy-perf's), or nothing.
+hosts_perftest() {
+  local tlsname=$1 tls=$2 port=$3 perftest=$4
+  local log="$RESULTS/hosts-perftest-${tlsname//[^A-Za-z0-9]/_}.log" limit server
+  local args=(-t tag_bw -s "${HOSTS_PERFTEST_BYTES:-67108864}" -n "${HOSTS_PERFTEST_ITERS:-20}" -p "$port")
+  limit=$(run_limit 30)
+  [ "$limit" -lt 5 ] && { echo "not run (budget)" >"$log"; return; }
+  log "ucx_perftest UCX_TLS=$tls: ${args[*]}" >&2
+  UCX_TLS=$tls timeout -k 5 "$limit" "$perftest" "${args[@]}" </dev/null >"$log.server" 2>&1 &
+  server=$!
+  # The client gives up at once when nobody listens yet (the server's "Waiting for connection" sits in
+  # its stdio buffer until it exits): try again while the server lives.
+  local attempt
+  for attempt in 1 2 3 4 5; do
+    sleep 1
+    UCX_TLS=$tls timeout -k 5 "$limit" "$perftest" 127.0.0.1 "${args[@]}" </dev/null >"$log" 2>&1 && break
+    grep -q '^Final:' "$log" && break
+    kill -0 "$server" 2>/dev/null || break
+    log "ucx_perftest UCX_TLS=$tls: client attempt $attempt failed: $(grep -m1 -i 'error\|fail' "$log")" >&2
+  done
+  # A served server exits by itself; one left waiting is ended.
+  for _ in $(seq 25); do
+    kill -0 "$server" 2>/dev/null || break
+    sleep 0.2
+  done
+  kill "$server" 2>/dev/null
+  wait "$server" 2>/dev/null
+  { echo "==== server ===="; cat "$log.server"; } >>"$log" && rm -f "$log.server"
+  # "Final: iterations lat50 lat-avg lat-overall bw-avg bw-overall rate-avg rate-overall", bandwidth in
+  # MB/s of 2^20 bytes.
+  awk '$1 == "Final:" { printf "%.3f\n", $7 * 1048576 / 1e9; exit }' "$log"
+}
+
+# alloy-perf over 2 ranks as 2 virtual hosts with NCCL beside it in the same job, over UCX_TLS=$2. Prints
+# the run's outcome.
+hosts_perf_run() {
+  local tlsname=$1 tls=$2
+  local base="$RESULTS/hosts-perf-${tlsname//[^A-Za-z0-9]/_}" limit rc=0
+  # shellcheck disable=SC2054  # alltoall,alltoallv is one argument
+  local args=(-o alltoall,alltoallv -b "${HOSTS_PERF_MINBYTES:-16}" -e "${HOSTS_PERF_MAXBYTES:-256M}"
+              -f "${HOSTS_PERF_FACTOR:-4}" -w "${HOSTS_PERF_WARMUP:-5}" -n "${HOSTS_PERF_ITERS:-20}" --compare nccl)
+  limit=$(run_limit "${HOSTS_PERF_TIMEOUT:-90}")
+  [ "$limit" -lt 10 ] && { echo "not run (budget)"; return; }
+  log "alloy-perf UCX_TLS=$tls, 2 ranks as 2 hosts: ${args[*]}, at most $limit s" >&2
+  # NCCL's inter-node path in miniature: its socket transport over loopback, IB off.
+  run_bounded "$limit" "$base.log" env "${test_env[@]}" "${hosts_env[@]}" UCX_TLS="$tls" NCCL_IB_DISABLE=1 \
+    NCCL_SOCKET_IFNAME=lo "${hosts_mpirun[@]}" -np 2 "${hosts_wrapper[@]}" 0,1 \
+    "$PERF_BIN" "${args[@]}" --json "$base.json" || rc=$?
+  case $rc in
+    0) echo ok ;;
+    3) echo "WRONG RESULTS" ;;
+    124 | 137) echo "TIMEOUT after $limit s" ;;
+    *) echo "FAILED (exit $rc; see ${base##*/}.log)" ;;
+  esac
+}
+
+# The three ratios, per transport, from alloy-perf's JSON and ucx_perftest's bandwidth. Arguments: groups
+# of four: transport name, UCX_TLS, JSON file, ucx_perftest GB/s (or a reason it is missing).
+hosts_ratios() {
+  python3 - "$@" <<'PY'
+import json
+import math
+import os
+import sys
+
+KB, MB = 1 << 10, 1 << 20
+SMALL_LO, SMALL_HI, LARGE_LO = 8, 64 * KB, 16 * MB
+TARGET_TIME, TARGET_BUSBW, TARGET_CEILING = 0.25, 1.5, 0.8
+
+
+def human(n):
+    for unit, size in (("GB", 1 << 30), ("MB", MB), ("KB", KB)):
+        if n >= size:
+            return f"{n / size:g} {unit}"
+    return f"{n} B"
+
+
+def ok(m):
+    return m is not None and m.get("status") == "ok" and m.get("time_us")
+
+
+def geomean(values):
+    return math.exp(sum(math.log(v) for v in values) / len(values))
+
+
+def verdict(value, target, higher):
+    return "met" if (value >= target if higher else value <= target) else "NOT MET"
+
+
+def band_text(rows):
+    sizes = sorted(r["size_bytes"] for r in rows)
+    return f"{human(sizes[0])}-{human(sizes[-1])}, {len(sizes)} sizes"
+
+
+def why_missing(rows, doc):
+    """Why no pair of Alloy and NCCL numbers exists in these rows."""
+    if not rows:
+        return "no rows at these sizes"
+    if not any(ok(r["alloy"]) for r in rows):
+        first = next((r["alloy"].get("message") for r in rows if r["alloy"]), "") or ""
+        return "not supported by alloy" + (f" ({first.strip()})" if first else "")
+    nccl = doc.get("nccl") or {}
+    if not nccl.get("loaded"):
+        return "no NCCL (" + (nccl.get("reason") or "not loaded") + ")"
+    return "NCCL has no numbers at these sizes"
+
+
+def ratios(op, rows, doc, ceiling):
+    out = []
+    small = [r for r in rows if SMALL_LO <= r["size_bytes"] <= SMALL_HI]
+    large = [r for r in rows if r["size_bytes"] >= LARGE_LO]
+    pairs = [r for r in small if ok(r["alloy"]) and ok(r.get("nccl"))]
+    label = f"  {op:<9} "
+    if pairs:
+        per = [(r["alloy"]["time_us"] / r["nccl"]["time_us"], r["size_bytes"]) for r in pairs]
+        g = geomean([v for v, _ in per])
+        worst = max(per)
+        out.append(f"{label}time alloy/nccl     {g:5.2f}x  geomean over {band_text(pairs)}; worst {worst[0]:.2f}x "
+                   f"at {human(worst[1])}; target <= {TARGET_TIME}: {verdict(g, TARGET_TIME, False)}")
+    else:
+        out.append(f"{label}time alloy/nccl     n/a: {why_missing(small, doc)}")
+    pairs = [r for r in large if ok(r["alloy"]) and ok(r.get("nccl"))]
+    if pairs:
+        # Both move the same bytes: the busbw ratio is NCCL's time over Alloy's.
+        per = [(r["nccl"]["time_us"] / r["alloy"]["time_us"], r["size_bytes"]) for r in pairs]
+        g = geomean([v for v, _ in per])
+        worst = min(per)
+        out.append(f"{label}busbw alloy/nccl    {g:5.2f}x  geomean over {band_text(pairs)}; worst {worst[0]:.2f}x "
+                   f"at {human(worst[1])}; target >= {TARGET_BUSBW}: {verdict(g, TARGET_BUSBW, True)}")
+    else:
+        out.append(f"{label}busbw alloy/nccl    n/a: {why_missing(large, doc)}")
+    measured = [r for r in large if ok(r["alloy"])]
+    try:
+        ceiling = float(ceiling)
+    except ValueError:
+        out.append(f"{label}alloy/ucx_perftest  n/a: {ceiling}")
+        return out
+    if measured and ceiling > 0:
+        # 2 ranks as 2 hosts: busbw is what one rank sends to the other host per second.
+        best = max(measured, key=lambda r: r["alloy"].get("busbw_gbs") or 0)
+        gbs = best["alloy"].get("busbw_gbs") or 0
+        out.append(f"{label}alloy/ucx_perftest  {gbs / ceiling:5.2f}x  alloy {gbs:.2f} GB/s to the other host at "
+                   f"{human(best['size_bytes'])} (best of {band_text(measured)}) / ucx_perftest {ceiling:.2f} GB/s; "
+                   f"target >= {TARGET_CEILING}: {verdict(gbs / ceiling, TARGET_CEILING, True)}")
+    else:
+        out.append(f"{label}alloy/ucx_perftest  n/a: " +
+                   (why_missing(large, doc) if not measured else "ucx_perftest measured 0 GB/s"))
+    return out
+
+
+args = sys.argv[1:]
+for i in range(0, len(args) - 3, 4):
+    name, tls, path, ceiling = args[i:i + 4]
+    if not os.path.exists(path):
+        print(f"UCX_TLS={tls}: no alloy-perf results ({os.path.basename(path)} missing)")
+        continue
+    with open(path) as f:
+        doc = json.load(f)
+    nccl = doc.get("nccl") or {}
+    version = nccl.get("version")
+    if isinstance(version, int) and version >= 10000:  # NCCL_VERSION_CODE: 22809 is 2.28.9
+        version = f"{version // 10000}.{version % 10000 // 100}.{version % 100}"
+    nccl_text = (f"NCCL {version}" if nccl.get("loaded") else "no NCCL: " + (nccl.get("reason") or "not loaded"))
+    complete = "" if doc.get("complete") else ", run cut short: rows measured so far"
+    print(f"UCX_TLS={tls} ({doc.get('nranks')} ranks as 2 virtual hosts; {nccl_text}{complete}):")
+    if doc.get("alloy_unavailable"):
+        print(f"  alloy unavailable: {doc['alloy_unavailable'].strip()}")
+    for op in ("alltoall", "alltoallv"):
+        rows = [r for r in doc.get("rows", []) if r["op"] == op]
+        if not rows:
+            print(f"  {op:<9} no rows")
+            continue
+        for line in ratios(op, rows, doc, ceiling):
+            print(line)
+PY
+}
+
+# The benchmark: ucx_perftest's ceiling, then alloy-perf with NCCL, per transport.
+hosts_bench_lines=()
+hosts_bench() {
+  local perftest="${UCXWHEEL_PERFTEST:-}" tlsname tls port=${HOSTS_PERFTEST_PORT:-13350} gbs outcome
+  [ -x "$perftest" ] || perftest=$(command -v ucx_perftest || true)
+  local ratio_args=()
+  PERF_BIN=$(find "$BUILD_DIR" -type f -name alloy-perf -perm -u+x 2>/dev/null | head -1)
+  for tlsname in ${HOSTS_PERF_TLS:-tcp shm}; do
+    tls=$(hosts_tls "$tlsname")
+    if [ -z "$perftest" ]; then
+      gbs="no ucx_perftest (neither the wheel's nor on PATH)"
+    else
+      gbs=$(hosts_perftest "$tlsname" "$tls" "$port" "$perftest")
+      port=$((port + 1))
+      [ -n "$gbs" ] || gbs="ucx_perftest gave no bandwidth (see hosts-perftest-${tlsname//[^A-Za-z0-9]/_}.log)"
+    fi
+    hosts_bench_lines+=("ucx_perftest tag_bw UCX_TLS=$tls: $( [[ $gbs =~ ^[0-9.]+$ ]] && echo "$gbs GB/s" || echo "$gbs")")
+    ratio_args+=("$tlsname" "$tls" "$RESULTS/hosts-perf-${tlsname//[^A-Za-z0-9]/_}.json" "$gbs")
+  done
+  for tlsname in ${HOSTS_PERF_TLS:-tcp shm}; do
+    tls=$(hosts_tls "$tlsname")
+    rm -f "$RESULTS/hosts-perf-${tlsname//[^A-Za-z0-9]/_}.json"
+    if [ -z "$PERF_BIN" ]; then
+      outcome="not run (alloy-perf was not built)"
+    else
+      outcome=$(hosts_perf_run "$tlsname" "$tls")
+    fi
+    case $outcome in ok | "not run"*) ;; *) hosts_bad=1 ;; esac
+    hosts_bench_lines+=("alloy-perf UCX_TLS=$tls: $outcome")
+  done
+  hosts_ratio_text=$(hosts_ratios "${ratio_args[@]}" 2>&1)
+}
+
+mode_hosts() {
+  local native_filter=${HOSTS_NATIVE_FILTER:-$HOSTS_NATIVE_DEFAULT} mpix_filter=${HOSTS_MPIX_FILTER:-$HOSTS_MPIX_DEFAULT}
+  local runs=${HOSTS_RUNS:-$HOSTS_RUNS_DEFAULT} run layout tlsname
+  # Check the list before spending time on the build.
+  for run in $runs; do
+    layout=${run%%:*} tlsname=${run#*:}
+    if [ "$layout" = "$run" ] || [ -z "$tlsname" ] || [ -z "$(hosts_map "$layout")" ]; then
+      hosts_fail "HOSTS_RUNS: '$run' is not LAYOUT:TLS (layouts: 2h 3h 4h 2x2 2+1 or a map such as 0,0,1; TLS: tcp, shm or a UCX_TLS value)"
+    fi
+  done
+  hosts_setup_ucx
+  # pkg-config's answer is cached in the build folder: look it up afresh, so that a folder configured
+  # before (without UCX, or with another) takes the UCX chosen now.
+  configure_args=(-U 'UCX_*' -U 'pkgcfg_lib_UCX_*' -U '__pkg_config_checked_UCX' -U '__pkg_config_arguments_UCX')
+  build alloy_gpu_tests alloy_mpix_gpu_tests alloy-perf
+  hosts_check_ucx_build
+  find_gpus
+  find_nccl
+  start_budget "${HOSTS_BUDGET:-420}"
+  # The test runs leave this much of the budget to the benchmark.
+  hosts_reserve=${HOSTS_PERF_RESERVE:-180}
+  for run in $runs; do
+    layout=${run%%:*} tlsname=${run#*:}
+    hosts_run "$layout" "$tlsname" native "$NATIVE_BIN" "$native_filter"
+    hosts_run "$layout" "$tlsname" mpix "$MPIX_BIN" "$mpix_filter"
+  done
+  hosts_reserve=0
+  hosts_ratio_text="(not run)"
+  if [ "${HOSTS_PERF:-1}" = 1 ]; then
+    hosts_bench
+  fi
+
+  local row
+  {
+    echo
+    echo "==== gpu-check hosts summary ===="
+    echo "machine: $NGPU x $gpu_name; ranks share the GPU(s), split into virtual hosts by ALLOY_HOSTID; ${hosts_env[*]}"
+    echo "UCX: $ucx_source; build: $build_status; $ucx_build"
+    echo "NCCL: $( [ "$nccl_found" = 1 ] && echo "${ALLOY_PERF_NCCL_LIB:-libnccl.so.2 (loader path)}" || echo "not found: no NCCL columns, no Alloy/NCCL ratios")"
+    echo "native filter: $native_filter"
+    echo "mpix filter:   $mpix_filter"
+    printf '%-5s %-9s %-17s %-6s %5s %6s %6s  %-30s %6s\n' layout "[hosts]" UCX_TLS suite tests passed failed status time
+    for row in "${hosts_rows[@]}"; do echo "$row"; done
+    for row in "${hosts_bench_lines[@]}"; do echo "$row"; done
+    echo "ratios (targets: small time <= 0.25 of NCCL's, busbw >= 1.5x NCCL's, >= 0.8 of ucx_perftest's bandwidth):"
+    echo "$hosts_ratio_text"
+    if [ "$hosts_bad" -ne 0 ]; then
+      echo "result: FAIL (see the status column and $RESULTS/hosts-*.log)"
+    elif [ "$hosts_not_run" -gt 0 ]; then
+      echo "result: PASS for the runs made; $hosts_not_run not run (HOSTS_BUDGET spent)"
+    else
+      echo "result: PASS"
+    fi
+    echo "results: $RESULTS"
+  } | tee "$RESULTS/summary.txt"
+  [ "$hosts_bad" -eq 0 ]
+}
+
+# ---------------------------------------------------------------------------------------------------
 
 case $MODE in
   check) mode_check ;;
   stress) mode_stress ;;
   sanitize) mode_sanitize ;;
+  hosts) mode_hosts ;;
 esac

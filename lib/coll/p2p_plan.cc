@@ -5,6 +5,7 @@
 #include "error.h"
 #include "ipc_transport.h"
 #include "launch_order.h"
+#include "stream_word.h"
 
 namespace alloy {
 namespace {
@@ -64,21 +65,58 @@ alloyResult_t P2pPlan::prepare(const char* function) {
   }
 
   const size_t lowLatencyMax = comm_->ipc->lowLatencyMaxBytes();
-  if (totalBytes(copies) > 0) ALLOY_TRY(appendTask(&args_, kP2pCopy, me, copies, lowLatencyMax, function));
+  const std::vector<int>& localIndexOf = comm_->topology.localIndexOf;
+  if (totalBytes(copies) > 0)
+    ALLOY_TRY(appendTask(&args_, kP2pCopy, localIndexOf[me], copies, lowLatencyMax, function));
+  between_ = net::NetOperation{};
   for (int peer = 0; peer < comm_->nranks; ++peer) {
     if (peer == me) continue;
-    if (totalBytes(recvs_[peer]) > 0) ALLOY_TRY(appendTask(&args_, kP2pRecv, peer, recvs_[peer], lowLatencyMax, function));
-    if (totalBytes(sends_[peer]) > 0) ALLOY_TRY(appendTask(&args_, kP2pSend, peer, sends_[peer], lowLatencyMax, function));
+    const int local = localIndexOf[peer];
+    if (local < 0) {
+      addBetweenHosts(peer);
+      continue;
+    }
+    if (totalBytes(recvs_[peer]) > 0) ALLOY_TRY(appendTask(&args_, kP2pRecv, local, recvs_[peer], lowLatencyMax, function));
+    if (totalBytes(sends_[peer]) > 0) ALLOY_TRY(appendTask(&args_, kP2pSend, local, sends_[peer], lowLatencyMax, function));
   }
+  if (!comm_->net && (!between_.sends.empty() || !between_.recvs.empty()))
+    return fail(alloyNotSupported, "%s: rank %d exchanges data with rank %d on another host, and this communicator "
+                "has no transport between hosts: %s", function, me,
+                (between_.sends.empty() ? between_.recvs : between_.sends).front().peer,
+                comm_->netUnavailableReason.c_str());
   prepared_ = true;
   return alloySuccess;
 }
 
+void P2pPlan::addBetweenHosts(int peer) {
+  // Empty messages are left out on both sides alike: the channel matches non-empty messages in order.
+  for (const P2pSegment& s : sends_[peer])
+    if (s.bytes > 0) between_.sends.push_back(net::NetMessage{peer, const_cast<char*>(s.src), s.bytes});
+  for (const P2pSegment& s : recvs_[peer])
+    if (s.bytes > 0) between_.recvs.push_back(net::NetMessage{peer, s.dst, s.bytes});
+}
+
 alloyResult_t P2pPlan::launch(cudaStream_t stream, const char* function) {
   if (!prepared_) ALLOY_TRY(prepare(function));
-  if (args_.numTasks == 0) return alloySuccess;
+  const bool crossesHosts = !between_.sends.empty() || !between_.recvs.empty();
+  if (args_.numTasks == 0 && !crossesHosts) return alloySuccess;
   DeviceGuard guard(comm_->cudaDevice);
-  return comm_->launchOrder->enqueue(stream, function, [&] { return launchP2p(args_, stream); });
+  return comm_->launchOrder->enqueue(stream, function, [&](bool captured) {
+    void* doorbell = crossesHosts ? comm_->net->doorbellForDevice() : nullptr;
+    if (crossesHosts) {
+      // The stream rings once the send data is ready; the proxy moves the data while the kernel serves
+      // this host, and clears the doorbell when every receive has landed. A captured operation stays in
+      // the channel, so that every replay of the graph rings the same id.
+      between_.operation = args_.comm.operation;
+      between_.deviceMemory = true;
+      uint32_t id = 0;
+      ALLOY_TRY(comm_->net->addOperation(std::move(between_), captured, &id));
+      ALLOY_TRY(streamWriteWord(stream, doorbell, id + 1, function));
+    }
+    if (args_.numTasks > 0) ALLOY_TRY(kernelLaunched(launchP2p(args_, stream), function));
+    if (crossesHosts) ALLOY_TRY(streamWaitWordEquals(stream, doorbell, 0, function));
+    return alloySuccess;
+  });
 }
 
 }  // namespace alloy

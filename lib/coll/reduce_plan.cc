@@ -37,7 +37,9 @@ void ReducePlan::addReduce(const void* src, void* dst, size_t bytes, bool sendFi
 alloyResult_t ReducePlan::launch(cudaStream_t stream, const char* function) {
   if (args_.numTasks == 0) return alloySuccess;
   DeviceGuard guard(comm_->cudaDevice);
-  return comm_->launchOrder->enqueue(stream, function, [&] { return launchReduce(args_, type_, stream); });
+  return comm_->launchOrder->enqueue(stream, function, [&](bool) {
+    return kernelLaunched(launchReduce(args_, type_, stream), function);
+  });
 }
 
 }  // namespace alloy

@@ -15,6 +15,9 @@
 namespace alloy {
 class IpcTransport;
 class LaunchOrder;
+namespace net {
+class NetChannel;
+}
 }
 
 struct alloyComm {
@@ -36,6 +39,10 @@ struct alloyComm {
   // Orders the communicator's launches across streams; set together with ipc.
   std::unique_ptr<alloy::LaunchOrder> launchOrder;
   std::string gpuUnavailableReason;
+  // Between hosts: set on a GPU communicator that spans hosts when a transport connects them (served
+  // by the process's proxy thread); otherwise null, and netUnavailableReason says why.
+  std::unique_ptr<alloy::net::NetChannel> net;
+  std::string netUnavailableReason;
 
   alloyComm();
   ~alloyComm();
@@ -48,6 +55,12 @@ namespace alloy {
 // Checks the common arguments of a GPU operation (comm valid, GPU engine usable, stream) and makes the
 // communicator's device current. name is the API function, for messages.
 alloyResult_t checkGpuComm(alloyComm_t comm, const char* name);
+// checkGpuComm for the operations that do not cross hosts yet: alloyNotSupported on a communicator that
+// spans hosts.
+alloyResult_t checkGpuCommOneHost(alloyComm_t comm, const char* name);
+
+// The first error of the communicator's GPU work (kernels or the network channel), or alloySuccess.
+alloyResult_t commAsyncError(alloyComm_t comm);
 
 // What went wrong when the communicator's kernels gave up (asyncError not alloySuccess): the operation,
 // this rank, the peers it waited for and for how long.

@@ -7,12 +7,16 @@
 #include "error.h"
 #include "ipc_transport.h"
 #include "launch_order.h"
+#include "net_channel.h"
+#include "proxy_thread.h"
 
 alloyComm::alloyComm() = default;
 
 alloyComm::~alloyComm() {
   {
     alloy::DeviceGuard guard(cudaDevice);
+    if (net) alloy::net::ProxyThread::remove(net.get());
+    net.reset();
     launchOrder.reset();
     ipc.reset();
   }
@@ -28,6 +32,16 @@ alloyResult_t checkComm(alloyComm_t comm, const char* name) {
   if (comm == nullptr) return fail(alloyInvalidArgument, "%s: comm is NULL; expected a communicator", name);
   return alloySuccess;
 }
+
+// MPI_Barrier that keeps driving the communicator's network channel: UCX emulates RMA with active
+// messages over tcp and shared memory, so a peer's last puts and flushes complete only while this rank
+// progresses.
+void progressingBarrier(alloyComm_t comm) {
+  MPI_Request request = MPI_REQUEST_NULL;
+  if (MPI_Ibarrier(comm->mpiComm, &request) != MPI_SUCCESS) return;
+  int done = 0;
+  while (!done && MPI_Test(&request, &done, MPI_STATUS_IGNORE) == MPI_SUCCESS) comm->net->progress();
+}
 }  // namespace
 
 alloyResult_t checkGpuComm(alloyComm_t comm, const char* name) {
@@ -38,18 +52,40 @@ alloyResult_t checkGpuComm(alloyComm_t comm, const char* name) {
   if (!comm->ipc)
     return fail(alloyNotSupported, "%s: GPU operations are unavailable on this communicator: %s", name,
                 comm->gpuUnavailableReason.c_str());
-  alloyResult_t asyncError = comm->ipc->asyncError();
+  alloyResult_t asyncError = commAsyncError(comm);
   if (asyncError != alloySuccess)
     return fail(asyncError, "%s: the communicator has failed earlier (%s); destroy or abort it", name,
                 describeAsyncError(comm, asyncError).c_str());
   return alloySuccess;
 }
 
+alloyResult_t checkGpuCommOneHost(alloyComm_t comm, const char* name) {
+  ALLOY_TRY(checkGpuComm(comm, name));
+  if (comm->topology.spansHosts())
+    return fail(alloyNotSupported,
+                "%s: not available yet on a communicator that spans hosts (rank %d shares its host with %d of %d "
+                "ranks); between hosts Alloy moves alltoall, alltoallv and send/recv so far (docs/architecture.md)",
+                name, comm->rank, comm->topology.localSize - 1, comm->nranks);
+  return alloySuccess;
+}
+
+alloyResult_t commAsyncError(alloyComm_t comm) {
+  if (!comm->ipc) return alloySuccess;
+  const alloyResult_t kernels = comm->ipc->asyncError();
+  if (kernels != alloySuccess || !comm->net) return kernels;
+  return comm->net->error();
+}
+
 std::string describeAsyncError(alloyComm_t comm, alloyResult_t asyncError) {
+  // The kernels' record comes first: the network channel's error, when it is the only one, carries its
+  // own description (operation, peers, what was waited for).
+  if (comm->ipc->asyncError() == alloySuccess && comm->net && comm->net->error() != alloySuccess)
+    return comm->net->errorMessage();
   const FaultRecord record = comm->ipc->faultRecord();
   std::string peers;
-  for (int r = 0; r < comm->nranks; ++r) {
-    if (record.peerMask & (1u << r)) peers += (peers.empty() ? "" : ", ") + std::to_string(r);
+  // The kernels know the ranks of this host by their position among them.
+  for (int i = 0; i < comm->topology.localSize; ++i) {
+    if (record.peerMask & (1u << i)) peers += (peers.empty() ? "" : ", ") + std::to_string(comm->topology.localPeers[i]);
   }
   char text[512];
   if (asyncError == alloyTimeout) {
@@ -85,7 +121,16 @@ ALLOY_API alloyResult_t alloyCommDestroy(alloyComm_t comm) {
     cudaError_t err = cudaDeviceSynchronize();
     if (err != cudaSuccess)
       result = fail(alloyCudaError, "alloyCommDestroy: cudaDeviceSynchronize failed: %s", cudaGetErrorString(err));
-    MPI_Barrier(comm->mpiComm);
+    if (comm->net) {
+      // The same between hosts: this rank's puts and credits complete at their targets (drain), and
+      // the barrier keeps progressing the transport, whose peers may need this rank to land theirs.
+      alloy::net::ProxyThread::remove(comm->net.get());
+      const alloyResult_t drained = comm->net->drain();
+      if (drained != alloySuccess && result == alloySuccess) result = drained;
+      alloy::progressingBarrier(comm);
+    } else {
+      MPI_Barrier(comm->mpiComm);
+    }
   }
   delete comm;
   return result;
@@ -96,6 +141,8 @@ ALLOY_API alloyResult_t alloyCommAbort(alloyComm_t comm) {
   if (comm->ipc) {
     alloy::DeviceGuard guard(comm->cudaDevice);
     comm->ipc->abort();
+    // The proxy fails the network channel and releases its doorbell, so no stream waits on it.
+    if (comm->net) comm->net->abort();
     cudaDeviceSynchronize();  // kernels see the abort flag and return; the error is already recorded
   }
   delete comm;
@@ -105,7 +152,7 @@ ALLOY_API alloyResult_t alloyCommAbort(alloyComm_t comm) {
 ALLOY_API alloyResult_t alloyCommGetAsyncError(alloyComm_t comm, alloyResult_t* asyncError) {
   ALLOY_TRY(alloy::checkComm(comm, "alloyCommGetAsyncError"));
   if (asyncError == nullptr) return fail(alloyInvalidArgument, "asyncError: expected a non-NULL pointer");
-  *asyncError = comm->ipc ? comm->ipc->asyncError() : alloySuccess;
+  *asyncError = alloy::commAsyncError(comm);
   // The details go where users look for them: alloyGetLastError.
   if (*asyncError != alloySuccess) fail(*asyncError, "%s", alloy::describeAsyncError(comm, *asyncError).c_str());
   return alloySuccess;

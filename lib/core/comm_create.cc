@@ -10,7 +10,9 @@
 #include "ipc_transport.h"
 #include "launch_order.h"
 #include "log.h"
-#include "net_probe.h"
+#include "net_channel.h"
+#include "net_setup.h"
+#include "proxy_thread.h"
 
 namespace alloy {
 namespace {
@@ -76,31 +78,57 @@ alloyResult_t fillGpuIdentity(int device, EndpointBlob* blob) {
   return alloySuccess;
 }
 
-// Sets up the GPU engine. A failure here leaves a working host-side communicator whose GPU operations
-// report the reason; every rank agrees so that no rank launches kernels that wait for a peer that can't.
-void connectGpu(alloyComm* comm, std::unique_ptr<IpcTransport> prepared, alloyResult_t prepareResult,
+// Sets up the GPU engine among the ranks of this host. A failure here leaves a working host-side
+// communicator whose GPU operations report the reason; every rank agrees so that no rank launches kernels
+// that wait for a peer that can't.
+bool connectGpu(alloyComm* comm, std::unique_ptr<IpcTransport> prepared, alloyResult_t prepareResult,
                 std::string reason) {
   alloyResult_t result = prepareResult;
-  if (result == alloySuccess && comm->topology.localSize != comm->nranks) {
-    result = fail(alloyNotSupported, "%s",
-                  interNodeUnsupportedReason(comm->topology.localSize, comm->nranks).c_str());
-    reason = lastError();
-  }
   std::unique_ptr<LaunchOrder> order;
-  if (result == alloySuccess) result = prepared->connect(comm->blobs, comm->rank);
+  if (result == alloySuccess) {
+    std::vector<EndpointBlob> local;
+    for (int r : comm->topology.localPeers) local.push_back(comm->blobs[r]);
+    result = prepared->connect(local, comm->topology.localRank);
+  }
   if (result == alloySuccess) result = LaunchOrder::create(&order);
   if (result != alloySuccess && reason.empty()) reason = lastError();
   result = agree(comm->mpiComm, result, "GPU transport set-up");
   if (result == alloySuccess) {
     comm->ipc = std::move(prepared);
     comm->launchOrder = std::move(order);
-    return;
+    return true;
   }
   comm->gpuUnavailableReason = reason.empty() ? lastError() : reason;
   // Expected on a machine without a GPU; worth a warning only where a GPU is present.
   (comm->cudaDevice < 0 ? logInfo : logWarn)("rank %d: GPU operations disabled on this communicator: %s",
                                             comm->rank, comm->gpuUnavailableReason.c_str());
   clearLastError();
+  return false;
+}
+
+// Connects the channel prepared before the exchange to every rank on another host. Unlike the GPU
+// engine's set-up, a failure fails the creation on every rank: a peer the job cannot reach is an error
+// in the job, not a reason to run without the ranks of other hosts.
+alloyResult_t connectHosts(alloyComm* comm, const std::vector<uint64_t>& hostOf, NetSetup setup) {
+  alloyResult_t result = alloySuccess;
+  if (setup.channel) result = connectNet(setup.channel.get(), comm->blobs, hostOf, comm->rank);
+  ALLOY_TRY(agree(comm->mpiComm, result, "connections between hosts"));
+  comm->netUnavailableReason = setup.unavailable;
+  if (!setup.channel) return alloySuccess;
+  comm->net = std::move(setup.channel);
+  net::ProxyThread::add(comm->net.get());
+  logInfo("rank %d: %d of %d ranks on other hosts, reached over %s", comm->rank, comm->nranks - comm->topology.localSize,
+          comm->nranks, comm->net->describe().c_str());
+  return alloySuccess;
+}
+
+// Every rank's host identity, before the endpoint exchange: the GPU engine is sized for the ranks of
+// this host, and the network channel for the others.
+alloyResult_t gatherHosts(MPI_Comm comm, uint64_t mine, int nranks, std::vector<uint64_t>* hostOf) {
+  hostOf->assign(nranks, 0);
+  if (MPI_Allgather(&mine, 1, MPI_UINT64_T, hostOf->data(), 1, MPI_UINT64_T, comm) != MPI_SUCCESS)
+    return fail(alloyInternalError, "MPI_Allgather of the ranks' host identities failed");
+  return alloySuccess;
 }
 
 void fillEngineSettings(int nranks, EndpointBlob* blob) {
@@ -112,6 +140,7 @@ void fillEngineSettings(int nranks, EndpointBlob* blob) {
 }
 
 // Every rank holds every blob, so every rank reaches the same verdict without another collective step.
+// Only ranks of one host share the engine, so each rank is compared with the first rank of its host.
 alloyResult_t checkEngineSettingsAgree(const std::vector<EndpointBlob>& blobs) {
   struct Setting {
     const char* variable;
@@ -125,11 +154,13 @@ alloyResult_t checkEngineSettingsAgree(const std::vector<EndpointBlob>& blobs) {
   };
   for (const Setting& s : settings) {
     for (size_t r = 1; r < blobs.size(); ++r) {
-      if (s.of(blobs[r]) != s.of(blobs[0]))
+      size_t first = 0;
+      while (blobs[first].hostHash != blobs[r].hostHash) ++first;
+      if (s.of(blobs[r]) != s.of(blobs[first]))
         return fail(alloyInvalidUsage,
-                    "%s differs between ranks: rank 0 uses %llu, rank %zu uses %llu; variables that shape the GPU "
-                    "engine must be equal on every rank (docs/environment.md)",
-                    s.variable, static_cast<unsigned long long>(s.of(blobs[0])), r,
+                    "%s differs between ranks of one host: rank %zu uses %llu, rank %zu uses %llu; variables that "
+                    "shape the GPU engine must be equal on every rank (docs/environment.md)",
+                    s.variable, first, static_cast<unsigned long long>(s.of(blobs[first])), r,
                     static_cast<unsigned long long>(s.of(blobs[r])));
     }
   }
@@ -142,18 +173,24 @@ alloyResult_t build(alloyComm* comm, const alloyConfig_t& config) {
 
   EndpointBlob mine;
   fillHostIdentity(&mine);
-  fillEngineSettings(comm->nranks, &mine);
+  std::vector<uint64_t> hostOf;
+  ALLOY_TRY(gatherHosts(comm->mpiComm, mine.hostHash, comm->nranks, &hostOf));
+  comm->topology = computeLocalTopology(hostOf, comm->rank);
+  fillEngineSettings(comm->topology.localSize, &mine);
   std::unique_ptr<IpcTransport> transport;
   alloyResult_t prepared = alloyInvalidUsage;
   std::string unpreparedReason = "this rank has no CUDA device (host-only communicator)";
+  NetSetup netSetup;
   if (comm->cudaDevice >= 0) {
     DeviceGuard guard(comm->cudaDevice);
     ALLOY_TRY(agree(comm->mpiComm, fillGpuIdentity(comm->cudaDevice, &mine), "GPU identification"));
-    prepared = IpcTransport::prepare(comm->cudaDevice, comm->nranks, comm->timeoutMs, &mine, &transport);
+    prepared = IpcTransport::prepare(comm->cudaDevice, comm->topology.localSize, comm->timeoutMs, &mine, &transport);
     unpreparedReason = prepared == alloySuccess ? "" : lastError();
+    if (comm->topology.spansHosts()) netSetup = prepareNet(comm->rank, hostOf, comm->cudaDevice, comm->timeoutMs, &mine);
   } else {
     ALLOY_TRY(agree(comm->mpiComm, alloySuccess, "GPU identification"));
   }
+  if (comm->topology.spansHosts()) ALLOY_TRY(agree(comm->mpiComm, netSetup.result, "the transport between hosts"));
 
   std::vector<uint8_t> all;
   ALLOY_TRY(exchangeEndpoints(comm->mpiComm, &mine, sizeof(mine), &all, &comm->bootstrapPath));
@@ -164,15 +201,15 @@ alloyResult_t build(alloyComm* comm, const alloyConfig_t& config) {
       return fail(alloyRemoteError, "rank %d sent an endpoint blob of another Alloy version", r);
   }
   ALLOY_TRY(checkEngineSettingsAgree(comm->blobs));
-  comm->topology = computeLocalTopology(comm->blobs, comm->rank);
   comm->orderKey = hashBytes(&comm->blobs[0], sizeof(EndpointBlob));
   logInfo("rank %d/%d: endpoints exchanged over %s; local rank %d of %d; CUDA device %d", comm->rank,
           comm->nranks, bootstrapPathName(comm->bootstrapPath), comm->topology.localRank,
           comm->topology.localSize, comm->cudaDevice);
 
   DeviceGuard guard(comm->cudaDevice);
-  connectGpu(comm, std::move(transport), prepared, unpreparedReason);
-  return alloySuccess;
+  if (!connectGpu(comm, std::move(transport), prepared, unpreparedReason) || !comm->topology.spansHosts())
+    return alloySuccess;
+  return connectHosts(comm, hostOf, std::move(netSetup));
 }
 
 }  // namespace

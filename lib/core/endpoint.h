@@ -10,9 +10,10 @@
 namespace alloy {
 
 constexpr uint32_t kEndpointMagic = 0xa1103b10u;
-constexpr uint32_t kEndpointVersion = 3;
+constexpr uint32_t kEndpointVersion = 4;
 constexpr int kHostNameBytes = 64;
-constexpr int kNetAddressBytes = 256;
+constexpr int kNetAddressBytes = 1024;
+constexpr int kNetKeyBytes = 512;
 
 struct EndpointBlob {
   uint32_t magic;
@@ -39,9 +40,12 @@ struct EndpointBlob {
   uint32_t engineSlots;
   uint64_t engineSlotBytes;
   uint64_t engineLowLatencyMaxBytes;
-  // Inter-node transport address (opaque to the bootstrap); netAddressBytes may be 0.
+  // Between hosts (communicators that span hosts, GPU ranks only; 0 bytes otherwise): the transport's
+  // address and the packed key of this rank's staging region (lib/net/net_channel.h), both opaque here.
   uint32_t netAddressBytes;
+  uint32_t netKeyBytes;
   uint8_t netAddress[kNetAddressBytes];
+  uint8_t netKey[kNetKeyBytes];
 };
 
 // Fills the host identity fields (magic, version, hostHash, hostName, pid) and zeroes the rest.

@@ -18,6 +18,11 @@ alloyResult_t capturing(cudaStream_t stream, const char* function, bool* yes) {
 
 }  // namespace
 
+alloyResult_t kernelLaunched(cudaError_t err, const char* function) {
+  if (err == cudaSuccess) return alloySuccess;
+  return fail(alloyCudaError, "%s: kernel launch failed: %s", function, cudaGetErrorString(err));
+}
+
 alloyResult_t LaunchOrder::create(std::unique_ptr<LaunchOrder>* out) {
   std::unique_ptr<LaunchOrder> order(new LaunchOrder());
   ALLOY_CUDA_TRY(cudaEventCreateWithFlags(&order->last_, cudaEventDisableTiming));
@@ -30,16 +35,14 @@ LaunchOrder::~LaunchOrder() {
 }
 
 alloyResult_t LaunchOrder::enqueue(cudaStream_t stream, const char* function,
-                                   const std::function<cudaError_t()>& launch) {
+                                   const std::function<alloyResult_t(bool captured)>& launch) {
   bool captured = false;
   ALLOY_TRY(capturing(stream, function, &captured));
   cudaError_t err = cudaStreamWaitEvent(stream, last_, captured ? cudaEventWaitExternal : cudaEventWaitDefault);
   if (err != cudaSuccess)
     return fail(alloyCudaError, "%s: cannot order the launch after the communicator's previous one "
                 "(cudaStreamWaitEvent: %s)", function, cudaGetErrorString(err));
-  err = launch();
-  if (err != cudaSuccess)
-    return fail(alloyCudaError, "%s: kernel launch failed: %s", function, cudaGetErrorString(err));
+  ALLOY_TRY(launch(captured));
   err = cudaEventRecordWithFlags(last_, stream, captured ? cudaEventRecordExternal : cudaEventRecordDefault);
   if (err != cudaSuccess)
     return fail(alloyCudaError, "%s: cannot mark the communicator's latest launch (cudaEventRecord: %s)", function,

@@ -21,6 +21,9 @@
 
 namespace alloy {
 
+// The result of a kernel launch (cudaGetLastError after it) as alloyResult_t, naming function.
+alloyResult_t kernelLaunched(cudaError_t err, const char* function);
+
 class LaunchOrder {
  public:
   // On the current device.
@@ -29,9 +32,11 @@ class LaunchOrder {
   LaunchOrder(const LaunchOrder&) = delete;
   LaunchOrder& operator=(const LaunchOrder&) = delete;
 
-  // Enqueues launch (a kernel launch on stream, returning cudaGetLastError) after the communicator's
-  // previous launch, and marks it the latest. function names the API call in messages.
-  alloyResult_t enqueue(cudaStream_t stream, const char* function, const std::function<cudaError_t()>& launch);
+  // Enqueues launch (the operation's work on stream: kernels, stream memory operations) after the
+  // communicator's previous launch, and marks it the latest. launch learns whether stream is being
+  // captured into a graph (work it refers to must then outlive the call). function names the API call in
+  // messages.
+  alloyResult_t enqueue(cudaStream_t stream, const char* function, const std::function<alloyResult_t(bool captured)>& launch);
 
  private:
   LaunchOrder() = default;

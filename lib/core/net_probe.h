@@ -1,6 +1,5 @@
-// What this host offers for moving data between hosts. Nothing moves data between hosts yet: the probes
-// exist so that a communicator spanning hosts can say exactly which transport it found, and so that the
-// dependency handling of the build (ALLOY_WITH_VERBS, ALLOY_WITH_UCX) is exercised by tests.
+// What this host offers for moving data between hosts: the probes tell why ALLOY_NET=auto chose a
+// backend (or none), and exercise the dependency handling of the build (ALLOY_WITH_VERBS, ALLOY_WITH_UCX).
 #pragma once
 
 #include <string>
@@ -18,9 +17,7 @@ struct NetProbe {
 NetProbe probeVerbs();
 NetProbe probeUcx();
 
-// The reason GPU operations are refused on a communicator with localSize of its nranks ranks on this
-// host: names what the probes found (run once per process, logged at INFO) and that the inter-node
-// data path is not implemented.
-std::string interNodeUnsupportedReason(int localSize, int nranks);
+// Both probes' details in one line, probed once per process.
+const std::string& netProbeSummary();
 
 }  // namespace alloy

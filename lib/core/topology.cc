@@ -45,17 +45,23 @@ void fillHostIdentity(EndpointBlob* blob) {
   blob->cudaDevice = -1;
 }
 
-LocalTopology computeLocalTopology(const std::vector<EndpointBlob>& blobs, int myRank) {
+LocalTopology computeLocalTopology(const std::vector<uint64_t>& hostOf, int myRank) {
   LocalTopology topo;
-  topo.localPeers.clear();
-  const uint64_t myHost = blobs[myRank].hostHash;
-  for (int r = 0; r < static_cast<int>(blobs.size()); ++r) {
-    if (blobs[r].hostHash != myHost) continue;
+  topo.localIndexOf.assign(hostOf.size(), -1);
+  for (int r = 0; r < static_cast<int>(hostOf.size()); ++r) {
+    if (hostOf[r] != hostOf[myRank]) continue;
     if (r == myRank) topo.localRank = static_cast<int>(topo.localPeers.size());
+    topo.localIndexOf[r] = static_cast<int>(topo.localPeers.size());
     topo.localPeers.push_back(r);
   }
   topo.localSize = static_cast<int>(topo.localPeers.size());
   return topo;
+}
+
+LocalTopology computeLocalTopology(const std::vector<EndpointBlob>& blobs, int myRank) {
+  std::vector<uint64_t> hostOf;
+  for (const EndpointBlob& b : blobs) hostOf.push_back(b.hostHash);
+  return computeLocalTopology(hostOf, myRank);
 }
 
 }  // namespace alloy

@@ -11,8 +11,12 @@ struct LocalTopology {
   int localRank = 0;           // position among the ranks on this host, ordered by communicator rank
   int localSize = 1;           // ranks of the communicator on this host
   std::vector<int> localPeers; // communicator ranks on this host, ascending (includes this rank)
+  std::vector<int> localIndexOf;  // by communicator rank: its position in localPeers, or -1 (another host)
+  bool spansHosts() const { return localSize < static_cast<int>(localIndexOf.size()); }
 };
 
+// hostOf: every rank's host identity (EndpointBlob::hostHash), by communicator rank.
+LocalTopology computeLocalTopology(const std::vector<uint64_t>& hostOf, int myRank);
 LocalTopology computeLocalTopology(const std::vector<EndpointBlob>& blobs, int myRank);
 
 }  // namespace alloy

@@ -1,8 +1,8 @@
 // The UCX backend: one ucp context and worker, an endpoint per peer created from its worker address, puts
 // with ucp_put_nbx, the signal as ucp_worker_fence + a 64-bit atomic swap (see ucx_context.h for why an
-// atomic), flush with ucp_ep_flush_nbx. Endpoints use UCP_ERR_HANDLING_MODE_PEER where UCX offers it (not
-// over shared memory in UCX 1.13), so that a peer that died fails the connection's operations
-// (alloyRemoteError naming the peer) instead of hanging them.
+// atomic), flush with ucp_ep_flush_nbx. Endpoints use UCP_ERR_HANDLING_MODE_PEER where UCX offers it
+// together with atomics (before UCX 1.16; not over shared memory in 1.13), so that a peer that died fails
+// the connection's operations (alloyRemoteError naming the peer) instead of hanging them.
 #include "ucx_transport.h"
 
 #include <algorithm>
@@ -127,6 +127,16 @@ void UcxTransport::onEndpointError(void* arg, ucp_ep_h, ucs_status_t status) {
   logInfo("net: connection to peer %d failed: %s", conn->peer(), ucs_status_string(status));
 }
 
+// Whether this UCX serves the signal's atomic on endpoints with peer error handling. UCX 1.22 does not
+// over tcp ("cannot find remote protocol for: amo_fetch", also in its own ucx_perftest -t ucp_swap -e)
+// while 1.13 does; 1.16 made the new protocol selection the default, which is where we place the change
+// (not bisected). Without error handling a dead peer shows as the operation's timeout instead.
+static bool atomicsWithPeerErrorHandling() {
+  unsigned major = 0, minor = 0, release = 0;
+  ucp_get_version(&major, &minor, &release);
+  return major == 1 && minor < 16;
+}
+
 alloyResult_t UcxTransport::connect(int peer, const uint8_t* address, size_t bytes, Connection** out) {
   if (out == nullptr) return fail(alloyInvalidArgument, "out: expected a non-NULL pointer");
   *out = nullptr;
@@ -140,11 +150,12 @@ alloyResult_t UcxTransport::connect(int peer, const uint8_t* address, size_t byt
   params.field_mask = UCP_EP_PARAM_FIELD_REMOTE_ADDRESS | UCP_EP_PARAM_FIELD_ERR_HANDLING_MODE |
                       UCP_EP_PARAM_FIELD_ERR_HANDLER;
   params.address = reinterpret_cast<const ucp_address_t*>(payload);
-  params.err_mode = UCP_ERR_HANDLING_MODE_PEER;
+  params.err_mode = atomicsWithPeerErrorHandling() ? UCP_ERR_HANDLING_MODE_PEER : UCP_ERR_HANDLING_MODE_NONE;
   params.err_handler.cb = &UcxTransport::onEndpointError;
   params.err_handler.arg = conn.get();
+  conn->detectsFailure = params.err_mode == UCP_ERR_HANDLING_MODE_PEER;
   ucs_status_t status = ucp_ep_create(worker_, &params, &conn->ep);
-  if (status == UCS_ERR_UNREACHABLE) {
+  if (status == UCS_ERR_UNREACHABLE && conn->detectsFailure) {
     // UCX 1.13's shared-memory transports cannot detect a dead peer, and refuse the peer error mode
     // (UCX logs "no peer failure handler"); without it, operations to a dead peer hang.
     params.err_mode = UCP_ERR_HANDLING_MODE_NONE;

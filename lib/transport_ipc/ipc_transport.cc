@@ -62,7 +62,7 @@ alloyResult_t residentBlocksOf(int device, int32_t* blocks) {
 alloyResult_t IpcTransport::prepare(int device, int nranks, long long timeoutMs, EndpointBlob* blob,
                                     std::unique_ptr<IpcTransport>* out) {
   if (nranks > kMaxLocalRanks)
-    return fail(alloyNotSupported, "the GPU engine serves at most %d ranks per host; this communicator has %d",
+    return fail(alloyNotSupported, "the GPU engine serves at most %d ranks per host; this communicator has %d on this one",
                 kMaxLocalRanks, nranks);
   std::unique_ptr<IpcTransport> t(new IpcTransport());
   t->device_ = device;

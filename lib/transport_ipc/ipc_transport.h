@@ -31,11 +31,13 @@ int residentChannelLimit(const std::vector<EndpointBlob>& blobs);
 
 class IpcTransport {
  public:
-  // Allocates the workspace and signal area on the current device and writes their IPC handles into blob.
+  // Allocates the workspace and signal area on the current device for the nranks ranks of this host, and
+  // writes their IPC handles into blob.
   static alloyResult_t prepare(int device, int nranks, long long timeoutMs, EndpointBlob* blob,
                                std::unique_ptr<IpcTransport>* out);
   // Maps every peer's workspace and signal area, and lowers the channel count until every launch is
-  // wholly resident on every rank's GPU (residentChannelLimit). All ranks are on this host.
+  // wholly resident on every rank's GPU (residentChannelLimit). blobs: the ranks of this host, in
+  // communicator order; myRank: this rank's position among them (kernels name peers by it).
   alloyResult_t connect(const std::vector<EndpointBlob>& blobs, int myRank);
   ~IpcTransport();
 

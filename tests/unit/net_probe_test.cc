@@ -23,10 +23,8 @@ TEST(NetProbe, EachProbeIsConsistentWithWhetherItWasBuilt) {
   expectConsistent(alloy::probeUcx());
 }
 
-TEST(NetProbe, InterNodeReasonNamesBothProbesAndTheMissingDataPath) {
-  std::string reason = alloy::interNodeUnsupportedReason(2, 4);
-  EXPECT_NE(reason.find("2 of its 4 ranks"), std::string::npos) << reason;
-  EXPECT_NE(reason.find("inter-node data movement is not implemented yet"), std::string::npos) << reason;
+TEST(NetProbe, SummaryNamesBothProbes) {
+  const std::string& reason = alloy::netProbeSummary();
   EXPECT_NE(reason.find(alloy::probeVerbs().detail), std::string::npos) << reason;
   // The UCX detail is not compared whole: its device list may differ between two probes if an
   // interface changes; its version prefix does not.

@@ -1,0 +1,87 @@
+#include "net_setup.h"
+
+#include <cstring>
+
+#include "env.h"
+#include "error.h"
+#include "log.h"
+#include "net_channel.h"
+#include "net_probe.h"
+#include "ucx_transport.h"
+
+namespace alloy {
+namespace {
+
+// ALLOY_NET's backend as a transport, or why there is none. Only UCX exists so far: verbs is issue #13.
+alloyResult_t createBackend(const std::string& choice, std::unique_ptr<net::Transport>* out, std::string* unavailable) {
+  if (choice == "none") {
+    *unavailable = "ALLOY_NET=none turns the path between hosts off";
+    return alloySuccess;
+  }
+  if (choice == "verbs")
+    return fail(alloyNotSupported, "ALLOY_NET=verbs: the verbs backend is not part of this build yet; use ALLOY_NET=ucx "
+                "or auto");
+  const alloyResult_t r = net::createUcxTransport(net::UcxOptions{}, out);
+  if (r == alloySuccess) {
+    logInfo("ALLOY_NET=%s: UCX carries the traffic between hosts (the verbs backend is not built); probes: %s",
+            choice.c_str(), netProbeSummary().c_str());
+    return alloySuccess;
+  }
+  if (choice == "ucx") return r;
+  *unavailable = std::string("ALLOY_NET=auto found no transport between hosts: ") + lastError();
+  clearLastError();
+  return alloySuccess;
+}
+
+alloyResult_t copyInto(const std::vector<uint8_t>& bytes, uint8_t* field, size_t capacity, uint32_t* size,
+                       const char* what) {
+  if (bytes.size() > capacity)
+    return fail(alloyInternalError, "the transport's %s has %zu bytes; the endpoint blob holds %zu", what, bytes.size(),
+                capacity);
+  std::memcpy(field, bytes.data(), bytes.size());
+  *size = static_cast<uint32_t>(bytes.size());
+  return alloySuccess;
+}
+
+}  // namespace
+
+NetSetup prepareNet(int rank, const std::vector<uint64_t>& hostOf, int cudaDevice, long long timeoutMs,
+                    EndpointBlob* blob) {
+  NetSetup setup;
+  const std::string choice = envChoice("ALLOY_NET", "auto", {"auto", "ucx", "verbs", "none"});
+  std::unique_ptr<net::Transport> transport;
+  setup.result = createBackend(choice, &transport, &setup.unavailable);
+  if (setup.result != alloySuccess || !transport) return setup;
+  net::NetChannelConfig config;
+  config.rank = rank;
+  config.nranks = static_cast<int>(hostOf.size());
+  config.hostOf = hostOf;
+  config.cudaDevice = cudaDevice;
+  config.timeoutMs = timeoutMs;
+  config.geometry = net::netGeometry();
+  std::vector<uint8_t> address, key;
+  setup.result = net::NetChannel::prepare(config, std::move(transport), &address, &key, &setup.channel);
+  if (setup.result == alloySuccess)
+    setup.result = copyInto(address, blob->netAddress, kNetAddressBytes, &blob->netAddressBytes, "address");
+  if (setup.result == alloySuccess)
+    setup.result = copyInto(key, blob->netKey, kNetKeyBytes, &blob->netKeyBytes, "packed key");
+  return setup;
+}
+
+alloyResult_t connectNet(net::NetChannel* channel, const std::vector<EndpointBlob>& blobs,
+                         const std::vector<uint64_t>& hostOf, int rank) {
+  std::vector<std::vector<uint8_t>> addresses(blobs.size()), keys(blobs.size());
+  for (size_t r = 0; r < blobs.size(); ++r) {
+    if (hostOf[r] == hostOf[rank]) continue;
+    const EndpointBlob& b = blobs[r];
+    if (b.netAddressBytes == 0 || b.netKeyBytes == 0 || b.netAddressBytes > kNetAddressBytes ||
+        b.netKeyBytes > kNetKeyBytes)
+      return fail(alloyRemoteError, "rank %zu on another host offers no transport between hosts (host-only, "
+                  "ALLOY_NET=none, or its backend failed); rank %d cannot reach it", r, rank);
+    addresses[r].assign(b.netAddress, b.netAddress + b.netAddressBytes);
+    keys[r].assign(b.netKey, b.netKey + b.netKeyBytes);
+  }
+  return channel->connect(addresses, keys);
+}
+
+}  // namespace alloy

@@ -1,0 +1,119 @@
+// What only a communicator that spans hosts does (ALLOY_HOSTID virtual hosts on one machine, or real
+// hosts): messages cut into many network chunks, many operations rung back to back, the collectives that
+// do not cross hosts yet, and a peer that never arrives. Each test skips on a one-host communicator;
+// scripts/gpu-check.sh hosts runs them across virtual hosts, with the suite's other tests that work
+// there (alltoall, alltoallv, send/recv, graphs, Faults.AbortStopsAWaitingKernel, ...).
+#include <chrono>
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+#include "comm.h"
+#include "gpu_test_util.h"
+
+namespace alloytest {
+namespace {
+
+class CrossHost : public CommTest {
+ protected:
+  void SetUp() override {
+    CommTest::SetUp();
+    if (HasFatalFailure()) return;
+    if (!comm->topology.spansHosts()) GTEST_SKIP() << "the communicator does not span hosts (set ALLOY_HOSTID per rank)";
+  }
+  // The network chunk size this run uses (ALLOY_NET_SLOT_BYTES, default 1 MiB).
+  static size_t netSlotBytes() {
+    const char* v = std::getenv("ALLOY_NET_SLOT_BYTES");
+    return v != nullptr && *v != '\0' ? std::strtoull(v, nullptr, 10) / 4096 * 4096 : size_t{1} << 20;
+  }
+  // A rank on another host than rank 0, or -1.
+  int firstRemoteOfRankZero() const {
+    for (int r = 1; r < nranks; ++r)
+      if (comm->topology.localIndexOf[r] < 0 || comm->topology.localIndexOf[0] < 0) return r;
+    return -1;
+  }
+  static double secondsSince(std::chrono::steady_clock::time_point t0) {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  }
+};
+
+TEST_F(CrossHost, MessagesOfManyNetworkChunks) {
+  const size_t slot = netSlotBytes();
+  // Around one chunk, and several chunks' worth (more than the four slots a peer has), at offsets that
+  // are not aligned for the copy engines.
+  size_t tag = 1;
+  for (size_t bytes : {slot - 1, slot, slot + 1, 5 * slot + 4099}) alltoallRoundTrip(bytes, alloyUint8, tag++, 1, 3);
+}
+
+TEST_F(CrossHost, HundredAlltoAllsBackToBack) {
+  // Each rings the doorbell after the previous one cleared it, with no host synchronisation between.
+  constexpr int kOps = 100;
+  const size_t block = 3000;
+  const size_t perOp = block * nranks;
+  DeviceBuffer send(kOps * perOp), recv(kOps * perOp);
+  ASSERT_TRUE(send.ok() && recv.ok());
+  send.upload(genVector(streamOf(seed, 7, rank), kOps * perOp), 0, stream);
+  recv.poison(stream);
+  for (int op = 0; op < kOps; ++op)
+    ALLOY_EXPECT_OK(alloyAlltoAll(send.get() + op * perOp, recv.get() + op * perOp, block, alloyUint8, comm, stream));
+  const std::vector<uint8_t> got = recv.download(stream);
+  std::vector<uint8_t> expected(kOps * perOp);
+  for (int p = 0; p < nranks; ++p) {
+    const std::vector<uint8_t> theirs = genVector(streamOf(seed, 7, p), kOps * perOp);
+    for (int op = 0; op < kOps; ++op)
+      std::copy_n(theirs.begin() + op * perOp + rank * block, block, expected.begin() + op * perOp + p * block);
+  }
+  EXPECT_TRUE(bytesEqual(expected.data(), got.data(), got.size(), "100 alltoalls"));
+}
+
+TEST_F(CrossHost, OtherCollectivesAreNotSupportedYet) {
+  DeviceBuffer a(4096 * nranks), b(4096 * nranks);
+  ASSERT_TRUE(a.ok() && b.ok());
+  const char* needle = "spans hosts";
+  ALLOY_EXPECT_ERROR(alloyAllReduce(a.get(), b.get(), 16, alloyFloat32, alloySum, comm, stream), alloyNotSupported, needle);
+  ALLOY_EXPECT_ERROR(alloyBroadcast(a.get(), b.get(), 16, alloyFloat32, 0, comm, stream), alloyNotSupported, needle);
+  ALLOY_EXPECT_ERROR(alloyReduce(a.get(), b.get(), 16, alloyFloat32, alloySum, 0, comm, stream), alloyNotSupported, needle);
+  ALLOY_EXPECT_ERROR(alloyAllGather(a.get(), b.get(), 16, alloyFloat32, comm, stream), alloyNotSupported, needle);
+  ALLOY_EXPECT_ERROR(alloyReduceScatter(a.get(), b.get(), 16, alloyFloat32, alloySum, comm, stream), alloyNotSupported,
+                     needle);
+}
+
+TEST_F(CrossHost, PeerThatNeverJoinsTimesOut) {
+  constexpr int kTimeoutMs = 2000;
+  alloyConfig_t config = ALLOY_CONFIG_INITIALIZER;
+  config.timeoutMs = kTimeoutMs;
+  alloyComm_t c = nullptr;
+  ALLOY_ASSERT_OK(alloyCommCreateFromMPI(MPI_COMM_WORLD, &config, &c));
+  if (rank == 0) {
+    const size_t block = 4000;
+    DeviceBuffer send(block * nranks), recv(block * nranks);
+    ASSERT_TRUE(send.ok() && recv.ok());
+    send.upload(genVector(streamOf(seed, 0x90), block * nranks), 0, stream);
+    recv.poison(stream);
+    const auto t0 = std::chrono::steady_clock::now();
+    ALLOY_EXPECT_OK(alloyAlltoAll(send.get(), recv.get(), block, alloyUint8, c, stream));
+    CUDA_EXPECT_OK(cudaStreamSynchronize(stream));
+    const double waited = secondsSince(t0);
+    EXPECT_GE(waited, 0.9 * kTimeoutMs / 1000.0);
+    EXPECT_LE(waited, kTimeoutMs / 1000.0 + 3.0);
+    alloyResult_t asyncError = alloySuccess;
+    ALLOY_EXPECT_OK(alloyCommGetAsyncError(c, &asyncError));
+    EXPECT_EQ(asyncError, alloyTimeout);
+    const std::string message = alloyGetLastError(c);
+    std::printf("[ fault     ] after %.2f s: %s\n", waited, message.c_str());
+    EXPECT_NE(message.find("alloyAlltoAll"), std::string::npos) << message;
+    EXPECT_NE(message.find("timed out"), std::string::npos) << message;
+    // With no peer on its own host, rank 0 can only have waited for the network: it names the peer.
+    if (comm->topology.localSize == 1) {
+      EXPECT_NE(message.find("rank(s) " + std::to_string(firstRemoteOfRankZero())), std::string::npos) << message;
+    }
+    ALLOY_EXPECT_ERROR(alloyAlltoAll(send.get(), recv.get(), block, alloyUint8, c, stream), alloyTimeout, "timed out");
+  }
+  MPI_Barrier(MPI_COMM_WORLD);
+  ALLOY_EXPECT_OK(alloyCommDestroy(c));
+  // The fixture's communicator still works.
+  alltoallRoundTrip(70000, alloyUint8, 0x91);
+}
+
+}  // namespace
+}  // namespace alloytest

@@ -5,6 +5,7 @@
 #include "error.h"
 #include "ipc_transport.h"
 #include "launch_order.h"
+#include "net_rounds.h"
 #include "stream_word.h"
 
 namespace alloy {
@@ -68,53 +69,47 @@ alloyResult_t P2pPlan::prepare(const char* function) {
   const std::vector<int>& localIndexOf = comm_->topology.localIndexOf;
   if (totalBytes(copies) > 0)
     ALLOY_TRY(appendTask(&args_, kP2pCopy, localIndexOf[me], copies, lowLatencyMax, function));
-  between_ = net::NetOperation{};
   for (int peer = 0; peer < comm_->nranks; ++peer) {
     if (peer == me) continue;
     const int local = localIndexOf[peer];
+    const size_t toPeer = totalBytes(sends_[peer]), fromPeer = totalBytes(recvs_[peer]);
     if (local < 0) {
-      addBetweenHosts(peer);
+      if (!comm_->net && toPeer + fromPeer > 0)
+        return fail(alloyNotSupported, "%s: rank %d exchanges data with rank %d on another host, and this "
+                    "communicator has no transport between hosts: %s", function, me, peer,
+                    comm_->netUnavailableReason.c_str());
       continue;
     }
-    if (totalBytes(recvs_[peer]) > 0) ALLOY_TRY(appendTask(&args_, kP2pRecv, local, recvs_[peer], lowLatencyMax, function));
-    if (totalBytes(sends_[peer]) > 0) ALLOY_TRY(appendTask(&args_, kP2pSend, local, sends_[peer], lowLatencyMax, function));
+    if (fromPeer > 0) ALLOY_TRY(appendTask(&args_, kP2pRecv, local, recvs_[peer], lowLatencyMax, function));
+    if (toPeer > 0) ALLOY_TRY(appendTask(&args_, kP2pSend, local, sends_[peer], lowLatencyMax, function));
   }
-  if (!comm_->net && (!between_.sends.empty() || !between_.recvs.empty()))
-    return fail(alloyNotSupported, "%s: rank %d exchanges data with rank %d on another host, and this communicator "
-                "has no transport between hosts: %s", function, me,
-                (between_.sends.empty() ? between_.recvs : between_.sends).front().peer,
-                comm_->netUnavailableReason.c_str());
+  if (comm_->net) rounds_ = cutIntoRounds(*comm_->net, sends_, recvs_, localIndexOf, args_.comm.operation);
   prepared_ = true;
   return alloySuccess;
 }
 
-void P2pPlan::addBetweenHosts(int peer) {
-  // Empty messages are left out on both sides alike: the channel matches non-empty messages in order.
-  for (const P2pSegment& s : sends_[peer])
-    if (s.bytes > 0) between_.sends.push_back(net::NetMessage{peer, const_cast<char*>(s.src), s.bytes});
-  for (const P2pSegment& s : recvs_[peer])
-    if (s.bytes > 0) between_.recvs.push_back(net::NetMessage{peer, s.dst, s.bytes});
-}
-
 alloyResult_t P2pPlan::launch(cudaStream_t stream, const char* function) {
   if (!prepared_) ALLOY_TRY(prepare(function));
-  const bool crossesHosts = !between_.sends.empty() || !between_.recvs.empty();
-  if (args_.numTasks == 0 && !crossesHosts) return alloySuccess;
+  if (args_.numTasks == 0 && rounds_.empty()) return alloySuccess;
   DeviceGuard guard(comm_->cudaDevice);
   return comm_->launchOrder->enqueue(stream, function, [&](bool captured) {
-    void* doorbell = crossesHosts ? comm_->net->doorbellForDevice() : nullptr;
-    if (crossesHosts) {
-      // The stream rings once the send data is ready; the proxy moves the data while the kernel serves
-      // this host, and clears the doorbell when every receive has landed. A captured operation stays in
-      // the channel, so that every replay of the graph rings the same id.
-      between_.operation = args_.comm.operation;
-      between_.deviceMemory = true;
+    // Per round: the stream stages the send bytes, rings the doorbell, and once the proxy has cleared it
+    // copies the received bytes out. The kernel serves this host while the first round is on the wire.
+    // Everything is stream-ordered, so it captures into a graph; a captured round stays in the channel
+    // so that every replay rings the same operation.
+    void* doorbell = rounds_.empty() ? nullptr : comm_->net->doorbellForDevice();
+    for (size_t r = 0; r < rounds_.size(); ++r) {
+      for (const StagedCopy& c : rounds_[r].stageIn)
+        ALLOY_CUDA_TRY(cudaMemcpyAsync(c.dst, c.src, c.bytes, cudaMemcpyDefault, stream));
       uint32_t id = 0;
-      ALLOY_TRY(comm_->net->addOperation(std::move(between_), captured, &id));
+      ALLOY_TRY(comm_->net->addOperation(std::move(rounds_[r].operation), captured, &id));
       ALLOY_TRY(streamWriteWord(stream, doorbell, id + 1, function));
+      if (r == 0 && args_.numTasks > 0) ALLOY_TRY(kernelLaunched(launchP2p(args_, stream), function));
+      ALLOY_TRY(streamWaitWordEquals(stream, doorbell, 0, function));
+      for (const StagedCopy& c : rounds_[r].stageOut)
+        ALLOY_CUDA_TRY(cudaMemcpyAsync(c.dst, c.src, c.bytes, cudaMemcpyDefault, stream));
     }
-    if (args_.numTasks > 0) ALLOY_TRY(kernelLaunched(launchP2p(args_, stream), function));
-    if (crossesHosts) ALLOY_TRY(streamWaitWordEquals(stream, doorbell, 0, function));
+    if (rounds_.empty()) ALLOY_TRY(kernelLaunched(launchP2p(args_, stream), function));
     return alloySuccess;
   });
 }

@@ -1,6 +1,6 @@
 // Turns a set of sends and receives on one communicator into one launch: the point-to-point kernel for
-// the ranks of this host, and an operation of the network channel for the ranks of other hosts (rung
-// and awaited on the stream around the kernel). Alltoall, alltoallv and groups of send/recv all go
+// the ranks of this host, and rounds of the network channel for the ranks of other hosts (staged, rung
+// and awaited on the stream around the kernel; net_rounds.h). Alltoall, alltoallv and groups of send/recv all go
 // through it.
 #pragma once
 
@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "alloy.h"
-#include "net_channel.h"
+#include "net_rounds.h"
 #include "p2p_kernel.h"
 
 namespace alloy {
@@ -29,14 +29,12 @@ class P2pPlan {
   alloyResult_t launch(cudaStream_t stream, const char* function);
 
  private:
-  void addBetweenHosts(int peer);
-
   alloyComm_t comm_;
   std::vector<std::vector<P2pSegment>> sends_;  // by peer
   std::vector<std::vector<P2pSegment>> recvs_;  // by peer
   bool prepared_ = false;
   P2pLaunch args_;                 // tasks name the ranks of this host by their local index
-  net::NetOperation between_;      // messages to and from ranks on other hosts
+  std::vector<NetRound> rounds_;   // what goes to and comes from ranks on other hosts
 };
 
 }  // namespace alloy

@@ -137,29 +137,36 @@ void fillEngineSettings(int nranks, EndpointBlob* blob) {
   blob->engineSlots = static_cast<uint32_t>(g.slots);
   blob->engineSlotBytes = g.slotBytes;
   blob->engineLowLatencyMaxBytes = g.lowLatencyMaxBytes;
+  const net::NetGeometry n = net::netGeometry();
+  blob->netSlots = static_cast<uint32_t>(n.slots);
+  blob->netSlotBytes = n.slotBytes;
 }
 
 // Every rank holds every blob, so every rank reaches the same verdict without another collective step.
-// Only ranks of one host share the engine, so each rank is compared with the first rank of its host.
+// Only ranks of one host share the GPU engine, so its settings are compared within each host; the
+// network's rounds are cut alike by every pair of ranks, so those are compared across the job.
 alloyResult_t checkEngineSettingsAgree(const std::vector<EndpointBlob>& blobs) {
   struct Setting {
     const char* variable;
+    bool wholeJob;
     uint64_t (*of)(const EndpointBlob&);
   };
   static const Setting settings[] = {
-      {"ALLOY_CHANNELS", [](const EndpointBlob& b) -> uint64_t { return b.engineChannels; }},
-      {"ALLOY_SLOTS", [](const EndpointBlob& b) -> uint64_t { return b.engineSlots; }},
-      {"ALLOY_SLOT_BYTES", [](const EndpointBlob& b) -> uint64_t { return b.engineSlotBytes; }},
-      {"ALLOY_LL_MAX_BYTES", [](const EndpointBlob& b) -> uint64_t { return b.engineLowLatencyMaxBytes; }},
+      {"ALLOY_CHANNELS", false, [](const EndpointBlob& b) -> uint64_t { return b.engineChannels; }},
+      {"ALLOY_SLOTS", false, [](const EndpointBlob& b) -> uint64_t { return b.engineSlots; }},
+      {"ALLOY_SLOT_BYTES", false, [](const EndpointBlob& b) -> uint64_t { return b.engineSlotBytes; }},
+      {"ALLOY_LL_MAX_BYTES", false, [](const EndpointBlob& b) -> uint64_t { return b.engineLowLatencyMaxBytes; }},
+      {"ALLOY_NET_SLOTS", true, [](const EndpointBlob& b) -> uint64_t { return b.netSlots; }},
+      {"ALLOY_NET_SLOT_BYTES", true, [](const EndpointBlob& b) -> uint64_t { return b.netSlotBytes; }},
   };
   for (const Setting& s : settings) {
     for (size_t r = 1; r < blobs.size(); ++r) {
       size_t first = 0;
-      while (blobs[first].hostHash != blobs[r].hostHash) ++first;
+      while (!s.wholeJob && blobs[first].hostHash != blobs[r].hostHash) ++first;
       if (s.of(blobs[r]) != s.of(blobs[first]))
         return fail(alloyInvalidUsage,
-                    "%s differs between ranks of one host: rank %zu uses %llu, rank %zu uses %llu; variables that "
-                    "shape the GPU engine must be equal on every rank (docs/environment.md)",
+                    "%s differs between ranks: rank %zu uses %llu, rank %zu uses %llu; variables that shape the "
+                    "engines must be equal on every rank (docs/environment.md)",
                     s.variable, first, static_cast<unsigned long long>(s.of(blobs[first])), r,
                     static_cast<unsigned long long>(s.of(blobs[r])));
     }

@@ -40,6 +40,9 @@ struct EndpointBlob {
   uint32_t engineSlots;
   uint64_t engineSlotBytes;
   uint64_t engineLowLatencyMaxBytes;
+  // The network's staging geometry (ALLOY_NET_SLOTS, ALLOY_NET_SLOT_BYTES), compared across all ranks.
+  uint32_t netSlots;
+  uint64_t netSlotBytes;
   // Between hosts (communicators that span hosts, GPU ranks only; 0 bytes otherwise): the transport's
   // address and the packed key of this rank's staging region (lib/net/net_channel.h), both opaque here.
   uint32_t netAddressBytes;

@@ -1,29 +1,31 @@
 // One communicator's traffic between hosts: the staging memory, the connections to every rank on another
-// host, and the chunk protocol the proxy thread runs over a Transport. docs/architecture.md, "Between
-// hosts", has the picture.
+// host, and the protocol the proxy thread runs over a Transport. docs/architecture.md, "Between hosts",
+// has the picture.
 //
-// Work arrives through a doorbell: one 32-bit word in host memory that the GPU reaches. A stream (or, in
-// the host-memory tests, a thread) writes an operation's id + 1 into it once the operation's send data
-// is ready; the proxy moves the data and writes 0 when every receive has landed in its buffer and every
-// send buffer may be reused; the stream waits for that 0 (stream memory operations: no SM spins, and a
-// CUDA graph replays the same write and wait with no host callback). The communicator's launches are
-// ordered (LaunchOrder), so at most one operation is rung at a time.
+// An operation moves, per rank on another host, at most capacity() bytes each way through staging: the
+// caller puts the send bytes into outbox(peer) beforehand and takes the received bytes from inbox(peer)
+// afterwards (on a GPU: copies on the caller's stream; larger transfers are cut into several
+// operations). The proxy itself issues no CUDA work: anything it did on the GPU could be queued by the
+// hardware behind the stream that waits for it, and deadlock (CUDA orders work only by what it sees).
 //
-// The chunk protocol, per ordered pair of ranks on different hosts: the receiver has `slots` slots of
-// `slotBytes` for the sender in its registered staging region, each with an 8-byte header. The sender
-// copies a chunk of its message into its own staging slot (a copy engine for GPU memory), puts it into
-// the receiver's slot, then signals the slot's header: the chunk's sequence number and length. The
-// receiver copies the chunk out into the user's buffer, and signals the sender's credit word with the
-// chunks it has consumed. Counters run across operations, so a sender fills free slots before its peer
-// has even reached the operation. Sequence numbers, lengths and a last-chunk mark in every header let
-// the receiver detect a message of another size than it expects and fail naming the peer.
+// Work arrives through a doorbell: one 32-bit word in host memory that the GPU reaches. The stream (or,
+// in the host-memory tests, a thread) writes an operation's id + 1 once the send bytes are staged; the
+// proxy moves the bytes and writes 0 once every receive has landed and every put has completed (the
+// outbox may then be refilled); the stream waits for that 0. Both are stream memory operations: no SM
+// spins, and a CUDA graph replays them with no host callback. A communicator's launches are ordered, so
+// at most one operation is rung at a time.
+//
+// The protocol, per ordered pair of ranks on different hosts, counting the operations in which the pair
+// exchanges bytes in that direction: the receiver, once its doorbell rings (its inbox for the sender is
+// then free), signals "ready for operation n" into the sender's control line; the sender puts its bytes
+// into the receiver's inbox, in chunks of slotBytes, and then signals the header: n and the byte count.
+// The receiver checks both, so sizes that disagree fail naming the sender instead of corrupting the
+// next operation.
 //
 // Threads: prepare/connect/addOperation run on the caller's thread; progress() only on the proxy
 // thread once the channel is started (ProxyThread::add), and on the caller's thread again after it is
 // removed (drain). addOperation and the proxy share the operation table under a mutex.
 #pragma once
-
-#include <cuda_runtime.h>
 
 #include <atomic>
 #include <cstddef>
@@ -39,26 +41,26 @@
 namespace alloy {
 namespace net {
 
-// The chunk protocol's geometry: ALLOY_NET_SLOTS and ALLOY_NET_SLOT_BYTES (equal on every rank).
+// The staging geometry: per rank on another host and direction, `slots` chunks of `slotBytes`
+// (ALLOY_NET_SLOTS, ALLOY_NET_SLOT_BYTES; equal on every rank).
 struct NetGeometry {
   int slots;
   size_t slotBytes;
+  size_t capacity() const { return static_cast<size_t>(slots) * slotBytes; }
 };
 NetGeometry netGeometry();
 
-// One message of an operation: a peer on another host, and a buffer in the operation's memory kind.
+// One direction of an operation with one peer on another host: the first `bytes` of outbox(peer) go to
+// it, or the first `bytes` of inbox(peer) come from it.
 struct NetMessage {
   int peer;      // communicator rank
-  char* buffer;  // sends: read; receives: written
-  size_t bytes;  // > 0
+  size_t bytes;  // 1 .. capacity()
 };
 
 struct NetOperation {
-  int operation = 0;          // alloy::Operation, for error messages
-  bool deviceMemory = false;  // buffers are CUDA device memory (copied by the proxy's copy engine stream)
-  // Messages to and from one peer are matched in this order, as in MPI.
-  std::vector<NetMessage> sends;
-  std::vector<NetMessage> recvs;
+  int operation = 0;  // alloy::Operation, for error messages
+  std::vector<NetMessage> sends;  // at most one per peer
+  std::vector<NetMessage> recvs;  // at most one per peer
 };
 
 struct NetChannelConfig {
@@ -91,11 +93,17 @@ class NetChannel {
   // The doorbell: host address, and the address the GPU uses (equal under UVA; the host one without CUDA).
   volatile uint32_t* doorbell() const { return doorbell_; }
   void* doorbellForDevice() const { return doorbellDevice_; }
+  // Staging of a rank on another host (pinned and mapped when the channel has a device): capacity()
+  // bytes each. Fill outbox(peer) before ringing; read inbox(peer) after the doorbell cleared. nullptr
+  // for a rank that is not on another host.
+  size_t capacity() const { return config_.geometry.capacity(); }
+  char* outbox(int peer) const;
+  const char* inbox(int peer) const;
 
   // The proxy's step: drives the transport and the operation in hand. Returns whether anything is under
   // way (an operation rung, data or credits in flight), so that an idle proxy may sleep.
   bool progress();
-  // Waits (progressing) until nothing this rank started is in flight and every connection is flushed;
+  // Flushes every connection (progressing until this rank's signals have completed at their targets);
   // then the memory may go once every peer has drained too, which the caller learns from a barrier that
   // keeps calling progress() (peers' flushes complete only while this rank progresses). Caller's
   // thread, after ProxyThread::remove.
@@ -116,21 +124,17 @@ class NetChannel {
   struct Region;
   NetChannel() = default;
   size_t remoteOrdinal(int viewer, int rank) const;
-  // Byte offsets in the staging region of a rank with `remote` ranks on other hosts of the credit word,
-  // slot headers and slots of its remote peer number `peer`.
-  size_t creditOffset(size_t peer) const;
-  size_t headerOffset(size_t remote, size_t peer, size_t slot) const;
-  size_t slotsStart(size_t remote) const;
-  size_t slotOffset(size_t remote, size_t peer, size_t slot) const;
+  // Byte offsets in the staging region of a rank with `remote` ranks on other hosts: the control line
+  // (ready word, header word) and the inbox of its remote peer number `peer`.
+  size_t readyOffset(size_t peer) const;
+  size_t headerOffset(size_t peer) const;
+  size_t inboxOffset(size_t remote, size_t peer) const;
 
   void releaseOperation(uint32_t id);
   alloyResult_t start(uint32_t id);
   void finish();
-  alloyResult_t copied(cudaEvent_t event, bool* done);
-  alloyResult_t copyChunk(void* dst, const void* src, size_t bytes, cudaMemcpyKind kind, cudaEvent_t event);
-  alloyResult_t advanceSends(Peer& p, bool* moved);
-  alloyResult_t advanceRecvs(Peer& p, bool* moved);
-  bool advanceQuietly();
+  alloyResult_t advanceSend(Peer& p, bool* moved);
+  alloyResult_t advanceRecv(Peer& p, bool* moved);
   std::string describeStall() const;
   void failWith(alloyResult_t code, const std::string& message);
 
@@ -138,12 +142,11 @@ class NetChannel {
   std::unique_ptr<Transport> transport_;
   std::vector<std::unique_ptr<Peer>> peers_;  // ranks on other hosts, ascending
   std::vector<int> peerIndex_;                // by communicator rank: index into peers_, or -1
-  std::unique_ptr<Region> staging_;  // registered: credit lines, slot headers, receive slots
-  std::unique_ptr<Region> outbox_;   // registered: send slots
+  std::unique_ptr<Region> staging_;  // registered: control lines, inboxes
+  std::unique_ptr<Region> outbox_;   // registered: outboxes
   std::unique_ptr<Region> bell_;     // the doorbell word
   volatile uint32_t* doorbell_ = nullptr;
   void* doorbellDevice_ = nullptr;
-  cudaStream_t copyStream_ = nullptr;  // the proxy's copies to and from device memory
 
   std::mutex mutex_;  // guards operations_, persistent_ and freeIds_
   std::vector<std::shared_ptr<const NetOperation>> operations_;

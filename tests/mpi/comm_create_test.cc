@@ -144,13 +144,13 @@ TEST(CommCreate, TwoHundredCreateDestroyCyclesLeakNoDescriptors) {
   EXPECT_EQ(openFileDescriptors(), before);
 }
 
-// A setting of the GPU engine that differs between ranks fails creation on every rank, naming it, instead
+// A setting of the GPU engine or the network that differs between ranks fails creation on every rank, naming it, instead
 // of ranks cutting chunks differently and waiting for each other until the timeout.
 TEST(CommCreate, EngineSettingsThatDifferBetweenRanksFailOnEveryRank) {
   const int nranks = worldSize();
   if (nranks < 2) GTEST_SKIP() << "needs 2 ranks";
   const int rank = worldRank();
-  for (const char* variable : {"ALLOY_LL_MAX_BYTES", "ALLOY_SLOTS"}) {
+  for (const char* variable : {"ALLOY_LL_MAX_BYTES", "ALLOY_SLOTS", "ALLOY_NET_SLOTS"}) {
     SCOPED_TRACE(variable);
     if (rank == nranks - 1) setenv(variable, "3", 1);
     alloyComm_t comm = nullptr;

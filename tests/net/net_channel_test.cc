@@ -1,8 +1,15 @@
 // NetChannel and the proxy thread between MPI ranks, driven as the library drives them but with host
-// buffers: the test thread adds an operation and rings the doorbell as the GPU stream would, then waits
-// for the proxy's release. Every received byte is checked against a reference the receiver computes on
-// its own (net_test_util.h: seed, round, source, target, message), and every receive buffer has a
-// poisoned guard past its end that no operation may touch, failed ones included.
+// buffers. A transfer is what a collective hands the channel: messages to and from peers on other
+// hosts, in user buffers. As lib/coll/net_rounds.cc does, the test lays each peer's messages end to end
+// and cuts them into windows of capacity() bytes, window r going in operation ("round") r: it copies
+// each peer's window into outbox(peer), adds the operation, rings the doorbell as the GPU stream would,
+// waits for the proxy's release, then copies each window out of inbox(peer) into the receive buffers.
+//
+// Every received byte is checked against a reference the receiver computes on its own (net_test_util.h:
+// seed, transfer, source, target, message), never from the sender's buffers. Receive buffers are
+// poisoned before a transfer and have a guard past their end; in staging, what lies past a window's
+// bytes in an inbox must be what it was before the operation (the sender poisons its outbox there, so
+// that a put longer than the header says shows).
 #include <mpi.h>
 
 #include <algorithm>
@@ -12,11 +19,11 @@
 #include <cstring>
 #include <functional>
 #include <random>
-#include <regex>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "device_comm.h"
 #include "net_channel.h"
 #include "net_test_util.h"
 #include "proxy_thread.h"
@@ -39,100 +46,191 @@ constexpr double kRingSeconds = 60.0;
 // The channel's peer timeout where a test does not shorten it: far above any wait of a healthy run.
 constexpr long long kPeerTimeoutMs = 30000;
 constexpr size_t kGuardBytes = 64;  // poisoned bytes past the end of every receive buffer
-// Small enough that messages span chunk boundaries and reuse slots within one message.
+// Small enough that transfers take several rounds and a window several chunks.
 constexpr NetGeometry kSmall{3, 4096};
+// What the operations claim to be, so that error messages can be checked for it.
+constexpr int kOperation = alloy::kOpAlltoAllv;
 
-// A draw that both ends of the pair (source, target) agree on, for one round and purpose (salt).
-uint64_t pairDraw(uint64_t seed, uint64_t round, int source, int target, uint64_t salt = 0) {
-  return mix64(seed ^ mix64((round << 24) ^ (static_cast<uint64_t>(source) << 12) ^ static_cast<uint64_t>(target)) ^
+// A draw that both ends of the pair (source, target) agree on, for one transfer and purpose (salt).
+uint64_t pairDraw(uint64_t seed, uint64_t transfer, int source, int target, uint64_t salt = 0) {
+  return mix64(seed ^ mix64((transfer << 24) ^ (static_cast<uint64_t>(source) << 12) ^ static_cast<uint64_t>(target)) ^
                mix64(salt + 0x73616c74));
 }
 
-// The message sizes that matter to the chunk protocol, by shape: nothing (the message is left out), one
-// byte, a slot less one, a slot, a slot and one, whole slots, more than all slots (slots reused within
-// the message), anything up to twice all slots. The draw picks the size within the shape.
-constexpr uint64_t kShapes = 8;
+// The message sizes that matter to chunks and rounds, by shape: nothing (the message takes no room), one
+// byte, a chunk less one, a chunk, a chunk and one, whole chunks up to a capacity, a capacity less one,
+// a capacity, a capacity and one, two to three capacities, anything up to three capacities. The draw
+// picks the size within the shape.
+constexpr uint64_t kShapes = 11;
 size_t shapedBytes(uint64_t shape, uint64_t draw, NetGeometry g) {
-  const size_t slot = g.slotBytes, all = g.slots * g.slotBytes;
+  const size_t chunk = g.slotBytes, capacity = g.capacity();
   switch (shape % kShapes) {
     case 0: return 0;
     case 1: return 1;
-    case 2: return slot - 1;
-    case 3: return slot;
-    case 4: return slot + 1;
-    case 5: return slot * (2 + draw % g.slots);
-    case 6: return all + 1 + draw % all;
-    default: return 1 + draw % (2 * all);
+    case 2: return chunk - 1;
+    case 3: return chunk;
+    case 4: return chunk + 1;
+    case 5: return chunk * (1 + draw % g.slots);
+    case 6: return capacity - 1;
+    case 7: return capacity;
+    case 8: return capacity + 1;
+    case 9: return 2 * capacity + draw % (capacity + 1);
+    default: return 1 + draw % (3 * capacity);
   }
 }
 
-// Whether an error message names rank r ("rank 1 sent ...", "waiting for rank(s) 1 (data)").
-bool namesRank(const std::string& message, int r) {
-  return std::regex_search(message, std::regex("rank(\\(s\\))? " + std::to_string(r) + "\\b"));
+// A parameterized case's name in the test's name.
+template <typename Case>
+std::string paramName(const ::testing::TestParamInfo<Case>& info) {
+  return info.param.name;
 }
 
-// The messages of one operation on this rank and their buffers. In round r, message i from source to
-// target (i counts that pair's messages in order) holds messageBytes(mix64(seed + r), source, target,
-// i): the sender writes it, the receiver recomputes it.
+bool mentions(const std::string& message, const std::string& text) { return message.find(text) != std::string::npos; }
+
+// One transfer's messages on this rank, by peer and direction in matching order, and their buffers. In
+// transfer n, message i from source to target (i counts that pair's messages) holds
+// messageBytes(mix64(seed + n), source, target, i): the sender writes it, the receiver recomputes it.
 class Traffic {
  public:
-  Traffic(uint64_t seed, int rank) : seed_(seed), rank_(rank) {}
+  Traffic(uint64_t seed, int rank, int nranks)
+      : seed_(seed), rank_(rank), sends_(nranks), recvs_(nranks), tails_(nranks) {}
 
+  // Appends a message to the peer's stream in that direction; one of 0 bytes takes no room in it.
   void add(bool send, int peer, size_t bytes) {
-    std::vector<Message>& list = send ? sends_ : recvs_;
-    const uint64_t ordinal = std::count_if(list.begin(), list.end(), [&](const Message& m) { return m.peer == peer; });
-    list.push_back(Message{peer, ordinal, bytes, std::vector<char>(bytes + (send ? 0 : kGuardBytes))});
+    std::vector<Message>& list = (send ? sends_ : recvs_)[peer];
+    list.push_back(Message{peer, list.size(), bytes, std::vector<char>(bytes + (send ? 0 : kGuardBytes))});
   }
-  bool empty() const { return sends_.empty() && recvs_.empty(); }
 
-  // The operation over these buffers: valid while this object lives (persistent operations replay it).
-  NetOperation operation() {
+  // The rounds this rank takes: the most windows any of its streams spans (0: nothing crosses hosts, and
+  // the library rings nothing).
+  size_t rounds(size_t capacity) const {
+    size_t most = 0;
+    for (const auto* byPeer : {&sends_, &recvs_})
+      for (const std::vector<Message>& list : *byPeer)
+        most = std::max(most, (streamBytes(list) + capacity - 1) / capacity);
+    return most;
+  }
+
+  // Round r's operation: an entry for every peer whose stream reaches window r, the peers in a random
+  // order (entries match by peer, not by position).
+  NetOperation operation(size_t round, size_t capacity, std::mt19937_64& order) const {
     NetOperation op;
-    for (Message& m : sends_) op.sends.push_back(NetMessage{m.peer, m.storage.data(), m.bytes});
-    for (Message& m : recvs_) op.recvs.push_back(NetMessage{m.peer, m.storage.data(), m.bytes});
+    op.operation = kOperation;
+    for (bool send : {true, false}) {
+      std::vector<NetMessage>& entries = send ? op.sends : op.recvs;
+      const std::vector<std::vector<Message>>& byPeer = send ? sends_ : recvs_;
+      for (int peer = 0; peer < static_cast<int>(byPeer.size()); ++peer) {
+        const size_t bytes = windowBytes(byPeer[peer], round, capacity);
+        if (bytes > 0) entries.push_back(NetMessage{peer, bytes});
+      }
+      std::shuffle(entries.begin(), entries.end(), order);
+    }
     return op;
   }
 
-  // Before round r is rung: sends hold round r's data, receives and their guards only poison.
-  void prepare(uint64_t round) {
-    for (Message& m : sends_) {
-      const std::vector<uint8_t> data = reference(round, rank_, m);
-      std::memcpy(m.storage.data(), data.data(), m.bytes);
-    }
-    for (Message& m : recvs_) std::memset(m.storage.data(), kPoison, m.storage.size());
+  // Before transfer n: sends hold their data, receives and their guards only poison.
+  void prepare(uint64_t transfer) {
+    for (std::vector<Message>& list : sends_)
+      for (Message& m : list) {
+        const std::vector<uint8_t> data = reference(transfer, rank_, m);
+        std::memcpy(m.storage.data(), data.data(), m.bytes);
+      }
+    for (std::vector<Message>& list : recvs_)
+      for (Message& m : list) std::memset(m.storage.data(), kPoison, m.storage.size());
   }
 
-  // After round r: every receive holds its reference, and every guard is intact.
-  void check(uint64_t round) const {
-    for (const Message& m : recvs_) {
-      std::vector<uint8_t> expected = reference(round, m.peer, m);
-      expected.resize(m.storage.size(), kPoison);
-      expectBytes(m, expected, round);
+  // Before round r is rung: each send window into its outbox, poison past it; what lies past each
+  // receive window in its inbox is kept, to be compared afterwards.
+  void stageIn(const NetChannel& channel, size_t round) {
+    const size_t capacity = channel.capacity();
+    for (int peer = 0; peer < static_cast<int>(sends_.size()); ++peer) {
+      const size_t bytes = windowBytes(sends_[peer], round, capacity);
+      if (bytes == 0) continue;
+      char* box = channel.outbox(peer);
+      forWindow(sends_[peer], round, capacity, [&](Message& m, size_t offset, size_t boxOffset, size_t length) {
+        std::memcpy(box + boxOffset, m.storage.data() + offset, length);
+      });
+      std::memset(box + bytes, kPoison, capacity - bytes);
+    }
+    for (int peer = 0; peer < static_cast<int>(recvs_.size()); ++peer) {
+      const size_t bytes = windowBytes(recvs_[peer], round, capacity);
+      if (bytes > 0) tails_[peer].assign(channel.inbox(peer) + bytes, channel.inbox(peer) + capacity);
     }
   }
-  // After a failed operation, whose receive buffers may hold anything: the guards only.
+
+  // Once round r's doorbell has cleared: each receive window out of its inbox (as the library does,
+  // whether the operation succeeded or not); after a success, the inbox past each window is unchanged.
+  void stageOut(const NetChannel& channel, size_t round, bool succeeded) {
+    const size_t capacity = channel.capacity();
+    for (int peer = 0; peer < static_cast<int>(recvs_.size()); ++peer) {
+      const size_t bytes = windowBytes(recvs_[peer], round, capacity);
+      if (bytes == 0) continue;
+      const char* box = channel.inbox(peer);
+      forWindow(recvs_[peer], round, capacity, [&](Message& m, size_t offset, size_t boxOffset, size_t length) {
+        std::memcpy(m.storage.data() + offset, box + boxOffset, length);
+      });
+      if (succeeded && std::memcmp(box + bytes, tails_[peer].data(), capacity - bytes) != 0)
+        ADD_FAILURE() << "rank " << rank_ << ", round " << round << ": the inbox for rank " << peer
+                      << " changed past the " << bytes << " bytes it received";
+    }
+  }
+
+  // After transfer n: every receive holds its reference, and every guard is intact.
+  void check(uint64_t transfer) const {
+    for (const std::vector<Message>& list : recvs_)
+      for (const Message& m : list) {
+        std::vector<uint8_t> expected = reference(transfer, m.peer, m);
+        expected.resize(m.storage.size(), kPoison);
+        expectBytes(m, expected, transfer);
+      }
+  }
+  // After a failed transfer, whose receive buffers may hold anything: the guards only.
   void checkGuards() const {
     const std::vector<uint8_t> poison(kGuardBytes, kPoison);
-    for (const Message& m : recvs_)
-      EXPECT_EQ(0, std::memcmp(m.storage.data() + m.bytes, poison.data(), kGuardBytes))
-          << "rank " << rank_ << ": the guard past a receive of " << m.bytes << " bytes from rank " << m.peer
-          << " was written";
+    for (const std::vector<Message>& list : recvs_)
+      for (const Message& m : list)
+        EXPECT_EQ(0, std::memcmp(m.storage.data() + m.bytes, poison.data(), kGuardBytes))
+            << "rank " << rank_ << ": the guard past a receive of " << m.bytes << " bytes from rank " << m.peer
+            << " was written";
   }
 
  private:
   struct Message {
     int peer;
-    uint64_t ordinal;  // among this operation's messages with the same peer and direction
+    uint64_t ordinal;  // among the messages with the same peer and direction
     size_t bytes;
     std::vector<char> storage;  // receives: bytes, then the guard
   };
 
-  std::vector<uint8_t> reference(uint64_t round, int source, const Message& m) const {
-    const int target = source == rank_ ? m.peer : rank_;
-    return messageBytes(mix64(seed_ + round), source, target, m.ordinal, m.bytes);
+  static size_t streamBytes(const std::vector<Message>& list) {
+    size_t bytes = 0;
+    for (const Message& m : list) bytes += m.bytes;
+    return bytes;
+  }
+  // How many bytes of the stream fall in window `round` (0: the stream ends before it).
+  static size_t windowBytes(const std::vector<Message>& list, size_t round, size_t capacity) {
+    const size_t bytes = streamBytes(list), start = round * capacity;
+    return bytes > start ? std::min(capacity, bytes - start) : 0;
+  }
+  // Calls piece(message, offset in it, offset in the box, length) for every part of a message of the
+  // stream that falls in window `round`.
+  template <typename Piece>
+  static void forWindow(std::vector<Message>& list, size_t round, size_t capacity, Piece piece) {
+    const size_t begin = round * capacity, end = begin + capacity;
+    size_t at = 0;  // where the message starts in the stream
+    for (Message& m : list) {
+      const size_t from = std::max(at, begin), to = std::min(at + m.bytes, end);
+      if (from < to) piece(m, from - at, from - begin, to - from);
+      at += m.bytes;
+    }
   }
 
-  void expectBytes(const Message& m, const std::vector<uint8_t>& expected, uint64_t round) const {
+  std::vector<uint8_t> reference(uint64_t transfer, int source, const Message& m) const {
+    const int target = source == rank_ ? m.peer : rank_;
+    return messageBytes(mix64(seed_ + transfer), source, target, m.ordinal, m.bytes);
+  }
+
+  void expectBytes(const Message& m, const std::vector<uint8_t>& expected, uint64_t transfer) const {
     const char* got = m.storage.data();
     if (std::memcmp(got, expected.data(), expected.size()) == 0) return;
     size_t first = expected.size(), wrong = 0;
@@ -141,8 +239,8 @@ class Traffic {
       first = std::min(first, i);
       ++wrong;
     }
-    ADD_FAILURE() << "rank " << rank_ << ", round " << round << ": message " << m.ordinal << " from rank " << m.peer
-                  << " (" << m.bytes << " bytes + " << kGuardBytes << " of guard): " << wrong
+    ADD_FAILURE() << "rank " << rank_ << ", transfer " << transfer << ": message " << m.ordinal << " from rank "
+                  << m.peer << " (" << m.bytes << " bytes + " << kGuardBytes << " of guard): " << wrong
                   << " bytes differ, first at " << first << " (got 0x" << std::hex
                   << int(static_cast<uint8_t>(got[first])) << ", expected 0x" << int(expected[first]) << std::dec
                   << ")";
@@ -150,10 +248,11 @@ class Traffic {
 
   uint64_t seed_;
   int rank_;
-  std::vector<Message> sends_, recvs_;
+  std::vector<std::vector<Message>> sends_, recvs_;  // [peer]
+  std::vector<std::vector<char>> tails_;  // [peer]: the inbox past the window of the round in hand
 };
 
-// Which messages go from source to target (their sizes, in matching order; zeros are left out).
+// Which messages go from source to target (their sizes, in matching order).
 using PairPlan = std::function<std::vector<size_t>(int source, int target)>;
 
 class NetChannelTest : public ::testing::Test {
@@ -172,19 +271,26 @@ class NetChannelTest : public ::testing::Test {
   void open(NetGeometry geometry, long long timeoutMs = kPeerTimeoutMs, std::vector<uint64_t> hostOf = {});
   bool remote(int peer) const { return hostOf_[peer] != hostOf_[rank]; }
 
-  // This rank's side of a round in which every pair of ranks on different hosts exchanges plan(source,
-  // target). The lists of different peers are interleaved at random (each pair's order kept): messages
-  // match by peer, not by position.
+  // This rank's side of a transfer in which every pair of ranks on different hosts exchanges
+  // plan(source, target).
   Traffic traffic(const PairPlan& plan);
-  // One message per pair, its shape cycling with the round so that every pair meets every shape.
-  Traffic alltoallv(uint64_t round);
-  // Adds traffic's operation (not persistent), runs it as round `round` and checks what arrived.
-  void runRound(Traffic& traffic, uint64_t round);
+  // One message per pair, its shape cycling with the transfer so that every pair meets every shape.
+  Traffic alltoallv(uint64_t transfer);
+  // The operation of round r of traffic, its peers in an order of this rank's own.
+  NetOperation operation(const Traffic& traffic, size_t round) {
+    return traffic.operation(round, geometry.capacity(), interleave_);
+  }
+  // Runs round r of traffic under operation id: stage in, ring, stage out. The channel's error afterwards.
+  alloyResult_t runRound(Traffic& traffic, size_t round, uint32_t id);
+  // Runs traffic as transfer n, a one-off operation per round, every round rung even after one failed
+  // (a failed channel releases them at once). The channel's error after the first round that failed,
+  // that round in *failedRound; alloySuccess when every round succeeded.
+  alloyResult_t transfer(Traffic& traffic, uint64_t n, size_t* failedRound = nullptr);
+  // transfer(), which must succeed, then checks what arrived.
+  void runTransfer(Traffic& traffic, uint64_t n);
   // Rings the doorbell with id as the stream does (a release store of id + 1) and waits for the proxy to
   // write 0. Past kRingSeconds: a test failure, and the channel is aborted. Whether it was released in time.
   bool ring(uint32_t id);
-  // Adds operation and rings it; the channel's error afterwards.
-  alloyResult_t ringOnce(NetOperation operation);
 
   int rank = 0;
   int nranks = 0;
@@ -196,7 +302,7 @@ class NetChannelTest : public ::testing::Test {
   std::vector<std::vector<uint8_t>> allgather(const std::vector<uint8_t>& mine) const;
 
   std::vector<uint64_t> hostOf_;
-  std::mt19937_64 interleave_;  // this rank's own: how its message lists interleave peers
+  std::mt19937_64 interleave_;  // this rank's own: the order of peers in its operations
 };
 
 std::vector<std::vector<uint8_t>> NetChannelTest::allgather(const std::vector<uint8_t>& mine) const {
@@ -227,6 +333,7 @@ void NetChannelTest::open(NetGeometry g, long long timeoutMs, std::vector<uint64
   // A rank that failed so far still takes part in the exchanges, so that the others fail rather than hang.
   const std::vector<std::vector<uint8_t>> addresses = allgather(address), keys = allgather(key);
   ASSERT_ALLOY(alloySuccess, prepared);
+  ASSERT_EQ(geometry.capacity(), channel->capacity());
   ASSERT_ALLOY(alloySuccess, channel->connect(addresses, keys));
   ProxyThread::add(channel.get());
 }
@@ -235,11 +342,8 @@ void NetChannelTest::TearDown() {
   if (channel == nullptr) return;
   ProxyThread::remove(channel.get());
   const alloyResult_t failed = channel->error();
-  const alloyResult_t drained = channel->drain();
-  // A failed channel may report its error again; a healthy one must drain cleanly.
-  if (failed == alloySuccess || drained != failed) {
-    EXPECT_ALLOY(alloySuccess, drained) << " (rank " << rank << ")";
-  }
+  // A healthy channel flushes its connections; a failed one returns at once, its error reported already.
+  EXPECT_ALLOY(alloySuccess, channel->drain()) << " (rank " << rank << ")";
   // Which transports carried the run's connections, once (the ctest checks it is the forced one).
   static bool described = false;
   if (rank == 0 && !described && failed == alloySuccess) {
@@ -258,27 +362,19 @@ void NetChannelTest::TearDown() {
 }
 
 Traffic NetChannelTest::traffic(const PairPlan& plan) {
-  Traffic t(seed, rank);
-  for (bool send : {true, false}) {
-    std::vector<std::vector<size_t>> sizes(nranks);
-    std::vector<int> order;
-    for (int peer = 0; peer < nranks; ++peer) {
-      if (!remote(peer)) continue;
-      for (size_t bytes : send ? plan(rank, peer) : plan(peer, rank))
-        if (bytes > 0) sizes[peer].push_back(bytes);
-      order.insert(order.end(), sizes[peer].size(), peer);
-    }
-    std::shuffle(order.begin(), order.end(), interleave_);
-    std::vector<size_t> next(nranks, 0);
-    for (int peer : order) t.add(send, peer, sizes[peer][next[peer]++]);
+  Traffic t(seed, rank, nranks);
+  for (int peer = 0; peer < nranks; ++peer) {
+    if (!remote(peer)) continue;
+    for (size_t bytes : plan(rank, peer)) t.add(true, peer, bytes);
+    for (size_t bytes : plan(peer, rank)) t.add(false, peer, bytes);
   }
   return t;
 }
 
-Traffic NetChannelTest::alltoallv(uint64_t round) {
+Traffic NetChannelTest::alltoallv(uint64_t n) {
   return traffic([&](int source, int target) {
-    const uint64_t shape = pairDraw(seed, 0, source, target, 1) + round;
-    return std::vector<size_t>{shapedBytes(shape, pairDraw(seed, round, source, target), geometry)};
+    const uint64_t shape = pairDraw(seed, 0, source, target, 1) + n;
+    return std::vector<size_t>{shapedBytes(shape, pairDraw(seed, n, source, target), geometry)};
   });
 }
 
@@ -303,102 +399,133 @@ bool NetChannelTest::ring(uint32_t id) {
   return !late;
 }
 
-alloyResult_t NetChannelTest::ringOnce(NetOperation operation) {
-  uint32_t id = 0;
-  const alloyResult_t added = channel->addOperation(std::move(operation), false, &id);
-  EXPECT_ALLOY(alloySuccess, added);
-  if (added != alloySuccess) return added;
+alloyResult_t NetChannelTest::runRound(Traffic& traffic, size_t round, uint32_t id) {
+  traffic.stageIn(*channel, round);
   ring(id);
-  return channel->error();
+  const alloyResult_t result = channel->error();
+  traffic.stageOut(*channel, round, result == alloySuccess);
+  return result;
 }
 
-void NetChannelTest::runRound(Traffic& traffic, uint64_t round) {
-  // The library rings nothing for an operation without a message between hosts.
-  if (traffic.empty()) return;
-  traffic.prepare(round);
-  ASSERT_EQ(alloySuccess, ringOnce(traffic.operation()))
-      << "rank " << rank << ", round " << round << ": " << channel->errorMessage();
-  traffic.check(round);
+alloyResult_t NetChannelTest::transfer(Traffic& traffic, uint64_t n, size_t* failedRound) {
+  traffic.prepare(n);
+  alloyResult_t first = alloySuccess;
+  for (size_t round = 0; round < traffic.rounds(geometry.capacity()); ++round) {
+    uint32_t id = 0;
+    const alloyResult_t added = channel->addOperation(operation(traffic, round), false, &id);
+    EXPECT_ALLOY(alloySuccess, added) << " (rank " << rank << ", round " << round << ")";
+    const alloyResult_t result = added == alloySuccess ? runRound(traffic, round, id) : added;
+    if (first != alloySuccess || result == alloySuccess) continue;
+    first = result;
+    if (failedRound != nullptr) *failedRound = round;
+  }
+  return first;
 }
 
-// Every rank sends one message to and receives one from every other, of a size that changes each round
-// and goes through every shape (nothing, a byte, around a slot, whole slots, more than all slots).
-TEST_F(NetChannelTest, AlltoallvRandomSizes) {
-  ASSERT_NO_FATAL_FAILURE(open(kSmall));
-  for (uint64_t round = 0; round < 64 && !HasFailure(); ++round) {
-    Traffic t = alltoallv(round);
-    ASSERT_NO_FATAL_FAILURE(runRound(t, round));
+void NetChannelTest::runTransfer(Traffic& traffic, uint64_t n) {
+  size_t round = 0;
+  ASSERT_EQ(alloySuccess, transfer(traffic, n, &round))
+      << "rank " << rank << ", transfer " << n << ", round " << round << ": " << channel->errorMessage();
+  traffic.check(n);
+}
+
+// Every rank sends one message to and receives one from every other, of a size that changes each
+// transfer and goes through every shape (nothing, a byte, around a chunk, around a capacity, several
+// capacities), in several geometries: one slot (a chunk is the whole capacity), a few, many, and the
+// default (ALLOY_NET_SLOTS, ALLOY_NET_SLOT_BYTES).
+struct Layout {
+  const char* name;
+  int slots;  // 0: netGeometry()
+  size_t slotBytes;
+  uint64_t transfers;
+};
+
+class NetChannelAlltoallvTest : public NetChannelTest, public ::testing::WithParamInterface<Layout> {};
+
+TEST_P(NetChannelAlltoallvTest, RandomSizes) {
+  const Layout& layout = GetParam();
+  ASSERT_NO_FATAL_FAILURE(
+      open(layout.slots > 0 ? NetGeometry{layout.slots, layout.slotBytes} : alloy::net::netGeometry()));
+  for (uint64_t n = 0; n < layout.transfers && !HasFailure(); ++n) {
+    Traffic t = alltoallv(n);
+    ASSERT_NO_FATAL_FAILURE(runTransfer(t, n));
   }
 }
 
-// The default geometry (ALLOY_NET_SLOTS, ALLOY_NET_SLOT_BYTES): a round of every shape.
-TEST_F(NetChannelTest, AlltoallvDefaultGeometry) {
-  ASSERT_NO_FATAL_FAILURE(open(alloy::net::netGeometry()));
-  for (uint64_t round = 0; round < kShapes && !HasFailure(); ++round) {
-    Traffic t = alltoallv(round);
-    ASSERT_NO_FATAL_FAILURE(runRound(t, round));
-  }
-}
+INSTANTIATE_TEST_SUITE_P(Geometries, NetChannelAlltoallvTest,
+                         ::testing::Values(Layout{"ThreeSlots", kSmall.slots, kSmall.slotBytes, 8 * kShapes},
+                                           Layout{"OneSlot", 1, 4096, 4 * kShapes},
+                                           Layout{"ManySlots", 32, 4096, 4 * kShapes},
+                                           // The most ALLOY_NET_SLOTS allows: a window of 64 puts, as many
+                                           // as a connection holds in flight (UcxOptions::maxOutstanding).
+                                           Layout{"AllSlots", 64, 4096, 2 * kShapes},
+                                           Layout{"Default", 0, 0, kShapes}),
+                         paramName<Layout>);
 
-// Send/recv groups: several messages of different sizes to one peer in one operation, matched in order.
+// Send/recv groups: several messages of different sizes (empty ones too) to one peer in one transfer,
+// laid end to end and matched in order.
 TEST_F(NetChannelTest, SeveralMessagesPerPeerMatchInOrder) {
   ASSERT_NO_FATAL_FAILURE(open(NetGeometry{2, 8192}));
-  for (uint64_t round = 0; round < 24 && !HasFailure(); ++round) {
+  for (uint64_t n = 0; n < 48 && !HasFailure(); ++n) {
     Traffic t = traffic([&](int source, int target) {
-      std::vector<size_t> sizes(2 + pairDraw(seed, round, source, target) % 4);
-      for (size_t i = 0; i < sizes.size(); ++i)
-        sizes[i] = shapedBytes(1 + pairDraw(seed, round, source, target, 2 * i) % (kShapes - 1),
-                               pairDraw(seed, round, source, target, 2 * i + 1), geometry);
+      auto draw = [&](uint64_t salt) { return pairDraw(seed, n, source, target, salt); };
+      std::vector<size_t> sizes(2 + draw(0) % 4);
+      for (size_t i = 0; i < sizes.size(); ++i) sizes[i] = shapedBytes(draw(2 * i + 1), draw(2 * i + 2), geometry);
       return sizes;
     });
-    ASSERT_NO_FATAL_FAILURE(runRound(t, round));
+    ASSERT_NO_FATAL_FAILURE(runTransfer(t, n));
   }
 }
 
-// One persistent operation replayed as a CUDA graph replays it: the sender rewrites its buffers before
-// each ring, the receiver checks each time. One-off operations in between share the operation table.
-TEST_F(NetChannelTest, PersistentOperationReplayed) {
+// Persistent operations replayed as a CUDA graph replays them: a transfer of several rounds is added
+// once, one persistent operation per round; before each replay the sender writes new data into its
+// outboxes, and the receiver checks each time. One-off transfers in between share the operation table.
+TEST_F(NetChannelTest, PersistentOperationsReplayed) {
   ASSERT_NO_FATAL_FAILURE(open(NetGeometry{2, 8192}));
   Traffic replayed = traffic([&](int source, int target) {
-    return std::vector<size_t>{shapedBytes(1 + pairDraw(seed, 0, source, target) % (kShapes - 1),
-                                           pairDraw(seed, 0, source, target, 1), geometry),
-                               shapedBytes(6, pairDraw(seed, 0, source, target, 2), geometry)};
+    auto draw = [&](uint64_t salt) { return pairDraw(seed, 0, source, target, salt); };
+    // A message of any shape, then one of more than a capacity: two rounds or more.
+    return std::vector<size_t>{shapedBytes(draw(0), draw(1), geometry),
+                               geometry.capacity() + 1 + draw(2) % geometry.capacity()};
   });
-  uint32_t id = 0;
-  ASSERT_ALLOY(alloySuccess, channel->addOperation(replayed.operation(), true, &id));
+  std::vector<uint32_t> ids(replayed.rounds(geometry.capacity()));
+  for (size_t round = 0; round < ids.size(); ++round)
+    ASSERT_ALLOY(alloySuccess, channel->addOperation(operation(replayed, round), true, &ids[round]));
   constexpr uint64_t kReplays = 240, kOneOffEvery = 60;
-  for (uint64_t round = 0; round < kReplays && !HasFailure(); ++round) {
-    replayed.prepare(round);
-    ASSERT_TRUE(ring(id)) << "round " << round;
-    ASSERT_ALLOY(alloySuccess, channel->error()) << "round " << round << ": " << channel->errorMessage();
-    replayed.check(round);
-    if (round % kOneOffEvery != kOneOffEvery - 1) continue;
-    Traffic oneOff = alltoallv(round);
-    ASSERT_NO_FATAL_FAILURE(runRound(oneOff, kReplays + round));
+  for (uint64_t n = 0; n < kReplays && !HasFailure(); ++n) {
+    replayed.prepare(n);
+    for (size_t round = 0; round < ids.size(); ++round)
+      ASSERT_ALLOY(alloySuccess, runRound(replayed, round, ids[round]))
+          << "replay " << n << ", round " << round << ": " << channel->errorMessage();
+    replayed.check(n);
+    if (n % kOneOffEvery != kOneOffEvery - 1) continue;
+    Traffic oneOff = alltoallv(n);
+    ASSERT_NO_FATAL_FAILURE(runTransfer(oneOff, kReplays + n));
   }
 }
 
-// A sender runs ahead of its receiver into the free slots: rank 0 completes an operation that only sends
-// to rank 1 while rank 1 has not reached it (rank 1 waits for word of it, then sleeps 200 ms more), and
-// rings the next at once, whose sends fill the remaining slots and whose receive waits for rank 1.
+// A rank rings long before its peer reaches the operation: rank 0 rings a transfer of several rounds
+// each way with rank 1 while rank 1 waits for word of it and then sleeps for a while. Rank 0's first
+// round can complete only once rank 1 has rung (its sends wait for rank 1's "ready", its receive for
+// rank 1's data); rank 1 finds rank 0's "ready" waiting. A wait shorter than the channel's timeout is no
+// failure: the transfer completes correctly.
 TEST_F(NetChannelTest, RunsAhead) {
-  ASSERT_NO_FATAL_FAILURE(open(NetGeometry{4, 4096}));
+  constexpr long long kTimeoutMs = 4000;
+  constexpr auto kLate = std::chrono::milliseconds(1500);
+  ASSERT_NO_FATAL_FAILURE(open(kSmall, kTimeoutMs));
   if (rank > 1) return;
   const int peer = 1 - rank;
-  // Two chunks each: the first two operations' sends fill rank 1's four slots exactly.
-  const size_t first = geometry.slotBytes + 1 + pairDraw(seed, 0, 0, 1) % (geometry.slotBytes - 1);
-  const size_t second = geometry.slotBytes + 1 + pairDraw(seed, 1, 0, 1) % (geometry.slotBytes - 1);
-  const size_t back = shapedBytes(6, pairDraw(seed, 1, 1, 0), geometry);
-  Traffic ahead(seed, rank), next(seed, rank);
-  ahead.add(rank == 0, peer, first);
-  next.add(rank == 0, peer, second);
-  next.add(rank == 1, peer, back);
+  const size_t capacity = geometry.capacity();
+  Traffic t(seed, rank, nranks);
+  t.add(rank == 0, peer, 2 * capacity + 1 + pairDraw(seed, 0, 0, 1) % (capacity - 1));
+  t.add(rank == 1, peer, capacity + 1 + pairDraw(seed, 0, 1, 0) % capacity);
   constexpr int kTag = 77;
   int word = 1;
   if (rank == 0) {
-    ASSERT_NO_FATAL_FAILURE(runRound(ahead, 0));
+    const auto rung = Clock::now();
     MPI_Send(&word, 1, MPI_INT, 1, kTag, MPI_COMM_WORLD);
-    ASSERT_NO_FATAL_FAILURE(runRound(next, 1));
+    ASSERT_NO_FATAL_FAILURE(runTransfer(t, 0));
+    EXPECT_GE(Clock::now() - rung, kLate) << "rank 0's transfer completed before rank 1 reached it";
     return;
   }
   MPI_Request request;
@@ -408,154 +535,182 @@ TEST_F(NetChannelTest, RunsAhead) {
   for (MPI_Test(&request, &arrived, MPI_STATUS_IGNORE); !arrived && Clock::now() < deadline;
        MPI_Test(&request, &arrived, MPI_STATUS_IGNORE))
     std::this_thread::sleep_for(std::chrono::milliseconds(1));
-  EXPECT_TRUE(arrived) << "rank 0's send-only operation did not complete before rank 1 reached it";
-  std::this_thread::sleep_for(std::chrono::milliseconds(200));
-  ASSERT_NO_FATAL_FAILURE(runRound(ahead, 0));
-  ASSERT_NO_FATAL_FAILURE(runRound(next, 1));
-  if (!arrived) MPI_Wait(&request, MPI_STATUS_IGNORE);
+  if (!arrived) {
+    MPI_Cancel(&request);
+    MPI_Wait(&request, MPI_STATUS_IGNORE);
+    FAIL() << "rank 0 did not start its transfer";
+  }
+  std::this_thread::sleep_for(kLate);
+  ASSERT_NO_FATAL_FAILURE(runTransfer(t, 0));
 }
 
-// Sizes that disagree: rank 1 sends sentBytes to rank 0, which expects expectedBytes (in slots + bytes).
+// Sizes that disagree in one operation: rank 1 sends `sent` bytes to rank 0, which expects `expected`,
+// both in the geometry's terms. They span as many rounds on both sides and differ in the last one.
+struct Bytes {
+  size_t capacities, chunks, extra;
+  size_t in(NetGeometry g) const { return capacities * g.capacity() + chunks * g.slotBytes + extra; }
+};
 struct Mismatch {
   const char* name;
-  size_t sentSlots, sentExtra, expectedSlots, expectedExtra;
+  Bytes sent, expected;
 };
 
 class NetChannelMismatchTest : public NetChannelTest, public ::testing::WithParamInterface<Mismatch> {};
 
-// Rank 0's operation fails naming rank 1, without writing past its buffer; every later doorbell of the
-// failed channel is released at once. Rank 1's operation fits in its slots; it may still see the failure.
+// Rank 0's round with the differing window fails naming rank 1 and both counts, and every later doorbell
+// of the failed channel is released at once. Rank 1's sends complete: only the receiver can tell.
 TEST_P(NetChannelMismatchTest, SizeMismatchFailsNamingThePeer) {
   ASSERT_NO_FATAL_FAILURE(open(NetGeometry{4, 4096}, 3000));
   if (rank > 1) return;
   const Mismatch& m = GetParam();
-  Traffic t(seed, rank);
-  if (rank == 1) t.add(true, 0, m.sentSlots * geometry.slotBytes + m.sentExtra);
-  if (rank == 0) t.add(false, 1, m.expectedSlots * geometry.slotBytes + m.expectedExtra);
-  t.prepare(0);
-  const alloyResult_t result = ringOnce(t.operation());
+  const size_t capacity = geometry.capacity(), sent = m.sent.in(geometry), expected = m.expected.in(geometry);
+  const size_t last = (sent - 1) / capacity;
+  ASSERT_EQ(last, (expected - 1) / capacity) << "a case must take as many rounds on both sides";
+  Traffic t(seed, rank, nranks);
+  t.add(rank == 1, 1 - rank, rank == 1 ? sent : expected);
+  size_t failedRound = 0;
+  const alloyResult_t result = transfer(t, 0, &failedRound);
+  const std::string message = channel->errorMessage();
   if (rank == 1) {
-    EXPECT_TRUE(result == alloySuccess || result == alloyTimeout || result == alloyRemoteError)
-        << alloyGetErrorString(result) << ": " << channel->errorMessage();
+    EXPECT_ALLOY(alloySuccess, result) << message;
     return;
   }
-  EXPECT_NE(alloySuccess, result);
-  const std::string message = channel->errorMessage();
-  EXPECT_TRUE(namesRank(message, 1)) << message;
+  EXPECT_ALLOY(alloyRemoteError, result);
+  EXPECT_EQ(last, failedRound);
+  const std::string counts = std::string(alloy::operationName(kOperation)) + ": rank 1 sent " +
+                             std::to_string(sent - last * capacity) + " bytes where rank 0 receives " +
+                             std::to_string(expected - last * capacity) + " from it";
+  EXPECT_TRUE(mentions(message, counts)) << "expected \"" << counts << "\" in: " << message;
   std::printf("net channel: %s: rank 0's error: %s\n", m.name, message.c_str());
   t.checkGuards();
   const auto rung = Clock::now();
-  EXPECT_EQ(result, ringOnce(t.operation())) << "a failed channel's later operation";
+  EXPECT_EQ(result, transfer(t, 1)) << "a failed channel's later operations";
   EXPECT_LT(Clock::now() - rung, std::chrono::seconds(5)) << "a failed channel held a later doorbell";
 }
 
 INSTANTIATE_TEST_SUITE_P(Sizes, NetChannelMismatchTest,
-                         ::testing::Values(Mismatch{"ThreeChunksForTwo", 3, 0, 2, 0},
-                                           Mismatch{"TwoChunksForThree", 2, 0, 3, 0},
-                                           Mismatch{"LongerLastChunk", 2, 100, 2, 7},
-                                           Mismatch{"ChunkLongerThanTheBuffer", 1, 0, 0, 4095}),
-                         [](const ::testing::TestParamInfo<Mismatch>& info) { return std::string(info.param.name); });
+                         ::testing::Values(Mismatch{"ThreeChunksForTwo", {0, 3, 0}, {0, 2, 0}},
+                                           Mismatch{"TwoChunksForThree", {0, 2, 0}, {0, 3, 0}},
+                                           Mismatch{"LongerLastChunk", {0, 2, 100}, {0, 2, 7}},
+                                           Mismatch{"FullInboxForOneByte", {1, 0, 0}, {0, 0, 1}},
+                                           Mismatch{"SecondRoundDiffers", {1, 3, 0}, {1, 1, 1}}),
+                         paramName<Mismatch>);
 
-// Rank 0 rings an operation with rank 1 that rank 1 never joins: a receive (rank 1 never sends), or a
-// send of more than rank 1's slots hold (rank 1 never frees them). It is released after the channel's
-// timeout and not before, with alloyTimeout naming rank 1.
-class NetChannelTimeoutTest : public NetChannelTest {
- protected:
-  void expectTimeoutWaitingForRank1(bool send) {
-    constexpr long long kTimeoutMs = 2000;
-    ASSERT_NO_FATAL_FAILURE(open(kSmall, kTimeoutMs));
-    if (rank != 0) return;
-    Traffic t(seed, rank);
-    t.add(send, 1, (geometry.slots + 1) * geometry.slotBytes);
-    t.prepare(0);
-    const auto rung = Clock::now();
-    EXPECT_ALLOY(alloyTimeout, ringOnce(t.operation())) << channel->errorMessage();
-    const double seconds = std::chrono::duration<double>(Clock::now() - rung).count();
-    EXPECT_GE(seconds, 0.9 * kTimeoutMs / 1000) << "failed before its timeout";
-    EXPECT_LE(seconds, kTimeoutMs / 1000 + 5.0);
-    EXPECT_TRUE(namesRank(channel->errorMessage(), 1)) << channel->errorMessage();
-    t.checkGuards();
-  }
+// Rank 0 runs a transfer with rank 1 that rank 1 never joins: rank 0 sends, receives, or both. It is
+// released after the channel's timeout and not before, with alloyTimeout naming rank 1 and what rank 0
+// waits for: its inbox (rank 1 never rings, so never says it is ready), its data, or both.
+struct Stall {
+  const char* name;
+  bool sends, receives;
+  const char* waitingFor;
 };
 
-TEST_F(NetChannelTimeoutTest, PeerThatNeverSendsTimesOut) { expectTimeoutWaitingForRank1(false); }
-TEST_F(NetChannelTimeoutTest, PeerThatNeverReceivesTimesOut) { expectTimeoutWaitingForRank1(true); }
+class NetChannelTimeoutTest : public NetChannelTest, public ::testing::WithParamInterface<Stall> {};
+
+TEST_P(NetChannelTimeoutTest, PeerThatNeverJoinsTimesOut) {
+  constexpr long long kTimeoutMs = 2000;
+  ASSERT_NO_FATAL_FAILURE(open(kSmall, kTimeoutMs));
+  if (rank != 0) return;
+  const Stall& s = GetParam();
+  Traffic t(seed, rank, nranks);
+  if (s.sends) t.add(true, 1, geometry.capacity());
+  if (s.receives) t.add(false, 1, 1 + pairDraw(seed, 0, 1, 0) % geometry.capacity());
+  const auto rung = Clock::now();
+  EXPECT_ALLOY(alloyTimeout, transfer(t, 0)) << channel->errorMessage();
+  const double seconds = std::chrono::duration<double>(Clock::now() - rung).count();
+  EXPECT_GE(seconds, 0.9 * kTimeoutMs / 1000) << "failed before its timeout";
+  EXPECT_LE(seconds, kTimeoutMs / 1000 + 5.0);
+  const std::string waiting = std::string("waiting for rank(s) ") + s.waitingFor + " between hosts";
+  EXPECT_TRUE(mentions(channel->errorMessage(), waiting))
+      << "expected \"" << waiting << "\" in: " << channel->errorMessage();
+  t.checkGuards();
+}
+
+INSTANTIATE_TEST_SUITE_P(Directions, NetChannelTimeoutTest,
+                         ::testing::Values(Stall{"PeerThatNeverReceives", true, false, "1 (its inbox)"},
+                                           Stall{"PeerThatNeverSends", false, true, "1 (its data)"},
+                                           Stall{"PeerThatNeverSendsNorReceives", true, true,
+                                                 "1 (its data, and its inbox)"}),
+                         paramName<Stall>);
 
 // abort() from another thread releases an operation that would otherwise wait for its peer's timeout.
 TEST_F(NetChannelTest, AbortReleasesTheDoorbell) {
   ASSERT_NO_FATAL_FAILURE(open(kSmall));
   if (rank != 0) return;
-  Traffic t(seed, rank);
+  Traffic t(seed, rank, nranks);
   t.add(false, 1, 100);
-  t.prepare(0);
   const auto rung = Clock::now();
   std::thread aborter([&] {
     std::this_thread::sleep_for(std::chrono::milliseconds(300));
     channel->abort();
   });
-  const alloyResult_t result = ringOnce(t.operation());
+  const alloyResult_t result = transfer(t, 0);
   aborter.join();
-  EXPECT_NE(alloySuccess, result);
+  EXPECT_ALLOY(alloyRemoteError, result);
   EXPECT_LT(Clock::now() - rung, std::chrono::seconds(10));
+  EXPECT_TRUE(mentions(channel->errorMessage(), "aborted")) << channel->errorMessage();
   std::printf("net channel: after abort(): %s\n", channel->errorMessage().c_str());
   t.checkGuards();
 }
 
-// Malformed messages are refused with alloyInvalidArgument naming the field, and ring nothing: the
-// doorbell stays 0, the channel healthy, and a round afterwards works.
+// Malformed operations are refused with alloyInvalidArgument naming the entry and its field, and ring
+// nothing: the doorbell stays 0, the channel healthy, and a transfer afterwards works. The last entry
+// of each list is the bad one.
 TEST_F(NetChannelTest, BadMessagesAreRefused) {
   ASSERT_NO_FATAL_FAILURE(open(kSmall));
   const int peer = (rank + 1) % nranks;
-  std::vector<char> buffer(64);
+  const size_t capacity = channel->capacity();
   struct Bad {
-    NetMessage message;
+    std::vector<NetMessage> entries;
     const char* field;
+    const char* why;
   };
-  const Bad bad[] = {{{rank, buffer.data(), buffer.size()}, "peer"},
-                     {{-1, buffer.data(), buffer.size()}, "peer"},
-                     {{nranks, buffer.data(), buffer.size()}, "peer"},
-                     {{peer, buffer.data(), 0}, "bytes"},
-                     {{peer, nullptr, buffer.size()}, "buffer"}};
+  const char* const notRemote = "is not a rank on another host";
+  const Bad bad[] = {{{{rank, 64}}, "peer", notRemote},
+                     {{{-1, 64}}, "peer", notRemote},
+                     {{{nranks, 64}}, "peer", notRemote},
+                     {{{peer, 0}}, "bytes", "expected 1.."},
+                     {{{peer, capacity + 1}}, "bytes", "expected 1.."},
+                     {{{peer, capacity}, {peer, 1}}, "peer", "appears twice"}};
   for (const Bad& b : bad) {
     for (bool send : {true, false}) {
       NetOperation op;
-      (send ? op.sends : op.recvs) = {NetMessage{peer, buffer.data(), buffer.size()}, b.message};
+      (send ? op.sends : op.recvs) = b.entries;
       uint32_t id = 0;
+      const NetMessage& wrong = b.entries.back();
       EXPECT_ALLOY(alloyInvalidArgument, channel->addOperation(op, false, &id))
-          << (send ? "send" : "receive") << " of " << b.message.bytes << " bytes with peer " << b.message.peer;
-      EXPECT_TRUE(lastErrorMentions(send ? "sends" : "recvs") && lastErrorMentions(b.field))
-          << "expected the field " << b.field << ": " << alloyGetLastError(nullptr);
+          << (send ? "send" : "receive") << " of " << wrong.bytes << " bytes with peer " << wrong.peer;
+      const std::string entry = std::string("operation.") + (send ? "sends[" : "recvs[") +
+                                std::to_string(b.entries.size() - 1) + "]." + b.field;
+      EXPECT_TRUE(lastErrorMentions(entry.c_str()) && lastErrorMentions(b.why))
+          << "expected " << entry << " and \"" << b.why << "\": " << alloyGetLastError(nullptr);
     }
   }
-  NetOperation device;
-  device.deviceMemory = true;
-  device.sends = {NetMessage{peer, buffer.data(), buffer.size()}};
-  uint32_t id = 0;
-  EXPECT_ALLOY(alloyInvalidArgument, channel->addOperation(device, false, &id));
-  EXPECT_TRUE(lastErrorMentions("deviceMemory")) << alloyGetLastError(nullptr);
   EXPECT_ALLOY(alloyInvalidArgument, channel->addOperation(NetOperation{}, false, nullptr));
   EXPECT_EQ(0u, *channel->doorbell());
   EXPECT_ALLOY(alloySuccess, channel->error());
   Traffic t = alltoallv(0);
-  runRound(t, 0);
+  runTransfer(t, 0);
 }
 
-// Ranks 0 and 1 share a host, rank 2 is alone on another: the channel serves only pairs on different
-// hosts (connect() gets no bytes for ranks on its own host), and refuses a message to a same-host rank.
+// Ranks 0 and 1 share a host, rank 2 is alone on another (so the hosts hold different numbers of ranks,
+// and rank 2's staging is laid out for two remote peers where theirs is for one): the channel serves
+// only pairs on different hosts (connect() gets no bytes for ranks on its own host), and refuses a
+// message to a same-host rank.
 TEST_F(NetChannelTest, SomeRanksShareAHost) {
   if (nranks != 3) GTEST_SKIP() << "needs 3 ranks";
   ASSERT_NO_FATAL_FAILURE(open(kSmall, kPeerTimeoutMs, {0, 0, 1}));
   if (rank < 2) {
-    std::vector<char> buffer(8);
     NetOperation op;
-    op.sends = {NetMessage{1 - rank, buffer.data(), buffer.size()}};
+    op.sends = {NetMessage{1 - rank, 8}};
     uint32_t id = 0;
     EXPECT_ALLOY(alloyInvalidArgument, channel->addOperation(op, false, &id));
-    EXPECT_TRUE(lastErrorMentions("peer")) << alloyGetLastError(nullptr);
+    EXPECT_TRUE(lastErrorMentions("operation.sends[0].peer") && lastErrorMentions("is not a rank on another host"))
+        << alloyGetLastError(nullptr);
   }
-  for (uint64_t round = 0; round < 2 * kShapes && !HasFailure(); ++round) {
-    Traffic t = alltoallv(round);
-    ASSERT_NO_FATAL_FAILURE(runRound(t, round));
+  for (uint64_t n = 0; n < 4 * kShapes && !HasFailure(); ++n) {
+    Traffic t = alltoallv(n);
+    ASSERT_NO_FATAL_FAILURE(runTransfer(t, n));
   }
 }
 

@@ -1,0 +1,60 @@
+#include "net_rounds.h"
+
+#include <algorithm>
+
+namespace alloy {
+namespace {
+
+// Lays one peer's segments end to end and cuts them into windows of `capacity` bytes: window r belongs
+// to round r. copy(r, boxOffset, segment, segmentOffset, length) is called for every piece of a segment
+// within one window, message(r, bytes) once per non-empty window.
+template <typename Copy, typename Message>
+void cutPeer(const std::vector<P2pSegment>& segments, size_t capacity, Copy copy, Message message) {
+  size_t streamBytes = 0;  // where the next segment starts in the peer's byte stream
+  for (const P2pSegment& s : segments) {
+    for (size_t done = 0; done < s.bytes;) {
+      const size_t at = streamBytes + done;
+      const size_t length = std::min(s.bytes - done, capacity - at % capacity);
+      copy(at / capacity, at % capacity, s, done, length);
+      done += length;
+    }
+    streamBytes += s.bytes;
+  }
+  for (size_t r = 0; r * capacity < streamBytes; ++r) message(r, std::min(capacity, streamBytes - r * capacity));
+}
+
+}  // namespace
+
+std::vector<NetRound> cutIntoRounds(const net::NetChannel& channel, const std::vector<std::vector<P2pSegment>>& sends,
+                                    const std::vector<std::vector<P2pSegment>>& recvs,
+                                    const std::vector<int>& localIndexOf, int operation) {
+  std::vector<NetRound> rounds;
+  auto round = [&](size_t r) -> NetRound& {
+    while (rounds.size() <= r) {
+      rounds.emplace_back();
+      rounds.back().operation.operation = operation;
+    }
+    return rounds[r];
+  };
+  const size_t capacity = channel.capacity();
+  for (int peer = 0; peer < static_cast<int>(localIndexOf.size()); ++peer) {
+    if (localIndexOf[peer] >= 0) continue;
+    char* outbox = channel.outbox(peer);
+    const char* inbox = channel.inbox(peer);
+    cutPeer(
+        sends[peer], capacity,
+        [&](size_t r, size_t box, const P2pSegment& s, size_t offset, size_t length) {
+          round(r).stageIn.push_back(StagedCopy{outbox + box, s.src + offset, length});
+        },
+        [&](size_t r, size_t bytes) { round(r).operation.sends.push_back(net::NetMessage{peer, bytes}); });
+    cutPeer(
+        recvs[peer], capacity,
+        [&](size_t r, size_t box, const P2pSegment& s, size_t offset, size_t length) {
+          round(r).stageOut.push_back(StagedCopy{s.dst + offset, inbox + box, length});
+        },
+        [&](size_t r, size_t bytes) { round(r).operation.recvs.push_back(net::NetMessage{peer, bytes}); });
+  }
+  return rounds;
+}
+
+}  // namespace alloy

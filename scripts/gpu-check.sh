@@ -110,6 +110,23 @@ export OMPI_MCA_btl_vader_single_copy_mechanism=${OMPI_MCA_btl_vader_single_copy
 
 log() { echo "gpu-check: $*"; }
 
+# The status of one suite run: skipped, out of budget (stopped by what was left of the mode's budget
+# rather than by its own cap: too little time, not a hang), timeout, crashed (finished is not 1: it did
+# not get to the end), failed, no tests, or ok. Arguments: log file, exit code, the limit it ran under,
+# its own cap, finished, failed count, test count.
+run_status() {
+  local logfile=$1 rc=$2 limit=$3 cap=$4 finished=$5 failed=$6 tests=$7
+  if grep -q 'skipped: no CUDA device' "$logfile"; then echo "skipped (no CUDA device)"
+  elif { [ "$rc" -eq 124 ] || [ "$rc" -eq 137 ]; } && [ "$limit" -lt "$cap" ]; then echo "OUT OF BUDGET after ${limit} s"
+  elif [ "$rc" -eq 124 ] || [ "$rc" -eq 137 ]; then echo "TIMEOUT after ${limit} s"
+  elif [ "$finished" != 1 ]; then echo "CRASHED (exit $rc)"
+  elif [ "$failed" -gt 0 ]; then echo "FAILED"
+  elif [ "$rc" -ne 0 ]; then echo "FAILED (exit $rc)"
+  elif [ "$tests" -eq 0 ]; then echo "NO TESTS (filter matched nothing)"
+  else echo ok
+  fi
+}
+
 # Tools: the GPU machines carry cmake, ninja and python (with matplotlib) in this virtual environment.
 VENV_BIN=/opt/torch/.venv/bin
 [ -d "$VENV_BIN" ] && export PATH="$VENV_BIN:$PATH"
@@ -359,24 +376,8 @@ stress_run() {
   passed=$(grep -c '^\[alloy\] iteration [0-9]* seed [0-9a-fx]*: PASSED' "$logfile")
   failed=$(grep -c '^\[alloy\] iteration [0-9]* seed [0-9a-fx]*: FAILED' "$logfile")
   done_reps=$((passed + failed))
-  if grep -q 'skipped: no CUDA device' "$logfile"; then
-    status="skipped (no CUDA device)"
-  elif { [ "$rc" -eq 124 ] || [ "$rc" -eq 137 ]; } && [ "$limit" -lt "${STRESS_RUN_TIMEOUT:-240}" ]; then
-    # Stopped by what was left of STRESS_BUDGET, not by its own cap: too little time, not a hang.
-    status="OUT OF BUDGET after ${limit} s"
-  elif [ "$rc" -eq 124 ] || [ "$rc" -eq 137 ]; then
-    status="TIMEOUT after ${limit} s"
-  elif [ "$done_reps" -lt "$repeat" ]; then
-    status="CRASHED (exit $rc)"
-  elif [ "$failed" -gt 0 ]; then
-    status="FAILED"
-  elif [ "$rc" -ne 0 ]; then
-    status="FAILED (exit $rc)"
-  elif [ "$tests" -eq 0 ]; then
-    status="NO TESTS (filter matched nothing)"
-  else
-    status=ok
-  fi
+  status=$(run_status "$logfile" "$rc" "$limit" "${STRESS_RUN_TIMEOUT:-240}" "$([ "$done_reps" -ge "$repeat" ] && echo 1)" \
+    "$failed" "$tests")
   [ "$status" = ok ] || stress_bad=1
   # A repetition cut short by a timeout or a crash counts as failed; the ones after it as not run.
   case $status in TIMEOUT* | CRASHED*) failed=$((failed + 1)) ;; esac
@@ -656,23 +657,8 @@ hosts_run() {
   local line
   line=$(grep -E '^\[  PASSED  \] [0-9]+ tests?\.' "$logfile" | tail -1) && passed=$(awk '{print $4}' <<<"$line")
   line=$(grep -E '^\[  FAILED  \] [0-9]+ tests?, listed below' "$logfile" | tail -1) && failed=$(awk '{print $4}' <<<"$line")
-  if grep -q 'skipped: no CUDA device' "$logfile"; then
-    status="skipped (no CUDA device)"
-  elif { [ "$rc" -eq 124 ] || [ "$rc" -eq 137 ]; } && [ "$limit" -lt "${HOSTS_RUN_TIMEOUT:-120}" ]; then
-    status="OUT OF BUDGET after $limit s"
-  elif [ "$rc" -eq 124 ] || [ "$rc" -eq 137 ]; then
-    status="TIMEOUT after $limit s"
-  elif ! grep -qE '^\[==========\] [0-9]+ tests? from .* ran\.' "$logfile"; then
-    status="CRASHED (exit $rc)"
-  elif [ "$failed" -gt 0 ]; then
-    status="FAILED"
-  elif [ "$rc" -ne 0 ]; then
-    status="FAILED (exit $rc)"
-  elif [ "$tests" -eq 0 ]; then
-    status="NO TESTS (filter matched nothing)"
-  else
-    status=ok
-  fi
+  status=$(run_status "$logfile" "$rc" "$limit" "${HOSTS_RUN_TIMEOUT:-120}" \
+    "$(grep -qE '^\[==========\] [0-9]+ tests? from .* ran\.' "$logfile" && echo 1)" "$failed" "$tests")
   case $status in ok | skipped*) ;; *) hosts_bad=1 ;; esac
   hosts_rows+=("$(printf '%s %6s %6s  %-30s %4s s' "$what" "$passed" "$failed" "$status" "$seconds")")
 }

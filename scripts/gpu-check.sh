@@ -771,30 +771,27 @@ def why_missing(rows, doc):
     return "NCCL has no numbers at these sizes"
 
 
+def against_nccl(label, what, band, doc, target, busbw):
+    """One ratio line against NCCL over the rows of a size band: time (lower is better), or bus
+    bandwidth (higher is better; both move the same bytes, so it is NCCL's time over Alloy's)."""
+    pairs = [r for r in band if ok(r["alloy"]) and ok(r.get("nccl"))]
+    if not pairs:
+        return f"{label}{what} n/a: {why_missing(band, doc)}"
+    a, n = ("nccl", "alloy") if busbw else ("alloy", "nccl")
+    per = [(r[a]["time_us"] / r[n]["time_us"], r["size_bytes"]) for r in pairs]
+    g = geomean([v for v, _ in per])
+    worst = min(per) if busbw else max(per)
+    return (f"{label}{what} {g:5.2f}x  geomean over {band_text(pairs)}; worst {worst[0]:.2f}x at {human(worst[1])}; "
+            f"target {'>=' if busbw else '<='} {target}: {verdict(g, target, busbw)}")
+
+
 def ratios(op, rows, doc, ceiling):
     out = []
     small = [r for r in rows if SMALL_LO <= r["size_bytes"] <= SMALL_HI]
     large = [r for r in rows if r["size_bytes"] >= LARGE_LO]
-    pairs = [r for r in small if ok(r["alloy"]) and ok(r.get("nccl"))]
     label = f"  {op:<9} "
-    if pairs:
-        per = [(r["alloy"]["time_us"] / r["nccl"]["time_us"], r["size_bytes"]) for r in pairs]
-        g = geomean([v for v, _ in per])
-        worst = max(per)
-        out.append(f"{label}time alloy/nccl     {g:5.2f}x  geomean over {band_text(pairs)}; worst {worst[0]:.2f}x "
-                   f"at {human(worst[1])}; target <= {TARGET_TIME}: {verdict(g, TARGET_TIME, False)}")
-    else:
-        out.append(f"{label}time alloy/nccl     n/a: {why_missing(small, doc)}")
-    pairs = [r for r in large if ok(r["alloy"]) and ok(r.get("nccl"))]
-    if pairs:
-        # Both move the same bytes: the busbw ratio is NCCL's time over Alloy's.
-        per = [(r["nccl"]["time_us"] / r["alloy"]["time_us"], r["size_bytes"]) for r in pairs]
-        g = geomean([v for v, _ in per])
-        worst = min(per)
-        out.append(f"{label}busbw alloy/nccl    {g:5.2f}x  geomean over {band_text(pairs)}; worst {worst[0]:.2f}x "
-                   f"at {human(worst[1])}; target >= {TARGET_BUSBW}: {verdict(g, TARGET_BUSBW, True)}")
-    else:
-        out.append(f"{label}busbw alloy/nccl    n/a: {why_missing(large, doc)}")
+    out.append(against_nccl(label, "time alloy/nccl    ", small, doc, TARGET_TIME, False))
+    out.append(against_nccl(label, "busbw alloy/nccl   ", large, doc, TARGET_BUSBW, True))
     measured = [r for r in large if ok(r["alloy"])]
     try:
         ceiling = float(ceiling)

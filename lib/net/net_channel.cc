@@ -285,10 +285,10 @@ void NetChannel::finish() {
 }
 
 // Sending to p: once p is ready for this operation, puts the bytes in chunks of slotBytes, flushes the
-// connection, and only then signals the header. The flush, not the transport's fence, is what orders
-// the header after the data: UCX 1.22 stripes puts over several tcp lanes (lo and eth0) and sends the
-// signal's atomic on another, and with only a fence between them receivers saw the header first and read
-// stale bytes (4 virtual hosts over tcp, one H100). The flush costs one round trip per operation. Puts
+// connection, and only then signals the header. The completed flush is what orders the header after the
+// data (Transport::signal orders nothing): UCX 1.22 stripes puts over several tcp lanes (lo and eth0)
+// and sends the signal's atomic on another, and without the flush receivers saw the header first and
+// read stale bytes (4 virtual hosts over tcp, one H100). The flush costs one round trip per operation. Puts
 // go without requests, so that no window, however many chunks, fills the connection's table of
 // observed operations: the flush's completion covers them.
 alloyResult_t NetChannel::advanceSend(Peer& p, bool* moved) {

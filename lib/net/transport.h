@@ -2,8 +2,9 @@
 // protocol (the sender fills a slot in the receiver's memory, then bumps a 64-bit counter there; the
 // receiver polls the counter, then reads the slot). docs/architecture.md, "Transport interface".
 //
-// Who uses it: the proxy thread (to come) is the only caller of a Transport, so nothing here is
-// thread-safe and nothing blocks: every call returns at once, and progress() drives the backend.
+// Who uses it: the proxy thread is the only caller of a Transport once a channel is started, so nothing
+// here is thread-safe and nothing blocks: every call returns at once, and progress() drives the backend.
+// One thread serves every communicator's transport, so a call that waited would stall them all.
 // Results are alloyResult_t; a failure records a message (alloy::fail) naming the argument or the peer.
 //
 // Ownership: a Transport is owned through std::unique_ptr and owns every Connection, Registration and
@@ -98,7 +99,11 @@ class Transport {
   virtual alloyResult_t put(Connection* c, const void* src, const Registration* srcReg, const RemoteKey* dst,
                             size_t dstOffset, size_t bytes, Request* req) = 0;
   // Stores `value` into the 8 bytes at dstOffset (a multiple of 8) of dst's memory, whole (a reader never
-  // sees a mix of old and new bytes), and not before every earlier put on c has landed there.
+  // sees a mix of old and new bytes). Unordered with earlier puts: where the target must see the data
+  // first, flush and wait for that flush before signalling. An ordering call inside signal would block
+  // (UCX 1.22's ucp_worker_fence waits for the whole worker when puts and atomics take different lanes),
+  // and a blocked proxy thread stops every other channel it serves: peers waiting on those then wait on
+  // this one, a deadlock across communicators (seen with 3 communicators at 4 virtual hosts over tcp).
   virtual alloyResult_t signal(Connection* c, const RemoteKey* dst, size_t dstOffset, uint64_t value,
                                Request* req) = 0;
   // Completes once every earlier put and signal on c has completed at the target.

@@ -1,6 +1,7 @@
 // The UCX backend: one ucp context and worker, an endpoint per peer created from its worker address, puts
-// with ucp_put_nbx, the signal as ucp_worker_fence + a 64-bit atomic swap (see ucx_context.h for why an
-// atomic), flush with ucp_ep_flush_nbx. Endpoints use UCP_ERR_HANDLING_MODE_PEER where UCX offers it
+// with ucp_put_nbx, the signal as a 64-bit atomic swap (see ucx_context.h for why an atomic; no
+// ucp_worker_fence, which blocks in UCX 1.22: callers that need order flush first), flush with
+// ucp_ep_flush_nbx. Endpoints use UCP_ERR_HANDLING_MODE_PEER where UCX offers it
 // together with atomics (before UCX 1.16; not over shared memory in 1.13), so that a peer that died fails
 // the connection's operations (alloyRemoteError naming the peer) instead of hanging them.
 #include "ucx_transport.h"
@@ -317,9 +318,6 @@ alloyResult_t UcxTransport::signal(Connection* c, const RemoteKey* dst, size_t d
                 conn->peer());
   UcxOp* op = nullptr;
   ALLOY_TRY(begin(conn, "signal", req, &op));
-  // The fence orders the swap after every earlier put of this worker, which covers this connection's.
-  const ucs_status_t fenced = ucp_worker_fence(worker_);
-  if (fenced != UCS_OK) return conn->posted(op, UCS_STATUS_PTR(fenced), req);
   op->operand = value;
   ucp_request_param_t params = UcxConnection::paramsFor(op);
   params.op_attr_mask |= UCP_OP_ATTR_FIELD_DATATYPE | UCP_OP_ATTR_FIELD_REPLY_BUFFER;

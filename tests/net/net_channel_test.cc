@@ -252,6 +252,87 @@ class Traffic {
   std::vector<std::vector<char>> tails_;  // [peer]: the inbox past the window of the round in hand
 };
 
+// Every rank's bytes over comm, by rank; the entries of ranks on this host (hostOf, by rank of comm) stay
+// empty: connect() must not need them.
+std::vector<std::vector<uint8_t>> allgatherOn(MPI_Comm comm, const std::vector<uint64_t>& hostOf,
+                                              const std::vector<uint8_t>& mine) {
+  int rank = 0, nranks = 0;
+  MPI_Comm_rank(comm, &rank);
+  MPI_Comm_size(comm, &nranks);
+  const int size = static_cast<int>(mine.size());
+  std::vector<int> sizes(nranks), starts(nranks, 0);
+  MPI_Allgather(&size, 1, MPI_INT, sizes.data(), 1, MPI_INT, comm);
+  for (int r = 1; r < nranks; ++r) starts[r] = starts[r - 1] + sizes[r - 1];
+  std::vector<uint8_t> all(starts.back() + sizes.back());
+  MPI_Allgatherv(mine.data(), size, MPI_BYTE, all.data(), sizes.data(), starts.data(), MPI_BYTE, comm);
+  std::vector<std::vector<uint8_t>> byRank(nranks);
+  for (int r = 0; r < nranks; ++r)
+    if (hostOf[r] != hostOf[rank]) byRank[r].assign(all.begin() + starts[r], all.begin() + starts[r] + sizes[r]);
+  return byRank;
+}
+
+// Creates the channel of this rank of comm (hosts by rank of comm in hostOf), connects it to every rank on
+// another host and hands it to the proxy thread. Collective over comm.
+void openChannel(MPI_Comm comm, NetGeometry geometry, long long timeoutMs, const std::vector<uint64_t>& hostOf,
+                 std::unique_ptr<NetChannel>* out) {
+  int rank = 0, nranks = 0;
+  MPI_Comm_rank(comm, &rank);
+  MPI_Comm_size(comm, &nranks);
+  NetChannelConfig config{rank, nranks, hostOf, -1, timeoutMs, geometry};
+  std::unique_ptr<alloy::net::Transport> transport;
+  alloyResult_t prepared = alloy::net::createUcxTransport(alloy::net::UcxOptions{}, &transport);
+  std::vector<uint8_t> address, key;
+  if (prepared == alloySuccess) prepared = NetChannel::prepare(config, std::move(transport), &address, &key, out);
+  // A rank that failed so far still takes part in the exchanges, so that the others fail rather than hang.
+  const std::vector<std::vector<uint8_t>> addresses = allgatherOn(comm, hostOf, address),
+                                          keys = allgatherOn(comm, hostOf, key);
+  ASSERT_ALLOY(alloySuccess, prepared);
+  ASSERT_EQ(geometry.capacity(), (*out)->capacity());
+  ASSERT_ALLOY(alloySuccess, (*out)->connect(addresses, keys));
+  ProxyThread::add(out->get());
+}
+
+// Takes the channel from the proxy thread, drains it, and frees it once every rank of comm has drained.
+// The barrier keeps progressing the channel, as alloyCommDestroy's does: over tcp and shared memory UCX
+// emulates RMA with active messages, so a peer's last flushes complete only while this rank progresses.
+void closeChannel(MPI_Comm comm, std::unique_ptr<NetChannel>* channel) {
+  ProxyThread::remove(channel->get());
+  // A healthy channel flushes its connections; a failed one returns at once, its error reported already.
+  EXPECT_ALLOY(alloySuccess, (*channel)->drain()) << " (rank " << worldRank() << ")";
+  MPI_Request barrier;
+  MPI_Ibarrier(comm, &barrier);
+  for (int done = 0; !done; MPI_Test(&barrier, &done, MPI_STATUS_IGNORE)) (*channel)->progress();
+  channel->reset();
+}
+
+// Rings the channel's doorbell with id as the stream does (a release store of id + 1) and waits for the
+// proxy to write 0. Past kRingSeconds: a test failure, and the channel is aborted. Whether it was
+// released in time.
+bool ringAndWait(NetChannel& channel, uint32_t id) {
+  uint32_t* word = const_cast<uint32_t*>(channel.doorbell());
+  EXPECT_EQ(0u, __atomic_load_n(word, __ATOMIC_ACQUIRE)) << "rank " << worldRank() << ": rang over an operation in hand";
+  __atomic_store_n(word, id + 1, __ATOMIC_RELEASE);
+  const auto deadline = Clock::now() + std::chrono::duration<double>(kRingSeconds);
+  bool late = false;
+  while (__atomic_load_n(word, __ATOMIC_ACQUIRE) != 0) {
+    if (!late && Clock::now() > deadline) {
+      ADD_FAILURE() << "rank " << worldRank() << ": operation " << id << " was not released within " << kRingSeconds
+                    << " s; aborting the channel";
+      channel.abort();
+      late = true;
+    } else if (late && Clock::now() > deadline + std::chrono::seconds(10)) {
+      // The proxy thread did not even see the abort: it is stuck inside a call, and removing the channel
+      // would wait for it forever. End the job rather than hang it.
+      std::fprintf(stderr, "FAILED: rank %d: abort() did not release the doorbell within 10 s: the proxy thread is "
+                   "stuck in a call; aborting the job\n", worldRank());
+      std::fflush(stderr);
+      MPI_Abort(MPI_COMM_WORLD, 1);
+    }
+    std::this_thread::sleep_for(std::chrono::microseconds(50));
+  }
+  return !late;
+}
+
 // Which messages go from source to target (their sizes, in matching order).
 using PairPlan = std::function<std::vector<size_t>(int source, int target)>;
 
@@ -288,9 +369,6 @@ class NetChannelTest : public ::testing::Test {
   alloyResult_t transfer(Traffic& traffic, uint64_t n, size_t* failedRound = nullptr);
   // transfer(), which must succeed, then checks what arrived.
   void runTransfer(Traffic& traffic, uint64_t n);
-  // Rings the doorbell with id as the stream does (a release store of id + 1) and waits for the proxy to
-  // write 0. Past kRingSeconds: a test failure, and the channel is aborted. Whether it was released in time.
-  bool ring(uint32_t id);
 
   int rank = 0;
   int nranks = 0;
@@ -299,51 +377,21 @@ class NetChannelTest : public ::testing::Test {
   std::unique_ptr<NetChannel> channel;
 
  private:
-  std::vector<std::vector<uint8_t>> allgather(const std::vector<uint8_t>& mine) const;
-
   std::vector<uint64_t> hostOf_;
   std::mt19937_64 interleave_;  // this rank's own: the order of peers in its operations
 };
-
-std::vector<std::vector<uint8_t>> NetChannelTest::allgather(const std::vector<uint8_t>& mine) const {
-  const int size = static_cast<int>(mine.size());
-  std::vector<int> sizes(nranks), starts(nranks, 0);
-  MPI_Allgather(&size, 1, MPI_INT, sizes.data(), 1, MPI_INT, MPI_COMM_WORLD);
-  for (int r = 1; r < nranks; ++r) starts[r] = starts[r - 1] + sizes[r - 1];
-  std::vector<uint8_t> all(starts.back() + sizes.back());
-  MPI_Allgatherv(mine.data(), size, MPI_BYTE, all.data(), sizes.data(), starts.data(), MPI_BYTE, MPI_COMM_WORLD);
-  std::vector<std::vector<uint8_t>> byRank(nranks);
-  // Entries of ranks on this host stay empty: connect() must not need them.
-  for (int r = 0; r < nranks; ++r)
-    if (remote(r)) byRank[r].assign(all.begin() + starts[r], all.begin() + starts[r] + sizes[r]);
-  return byRank;
-}
 
 void NetChannelTest::open(NetGeometry g, long long timeoutMs, std::vector<uint64_t> hostOf) {
   geometry = g;
   hostOf_ = std::move(hostOf);
   if (hostOf_.empty())
     for (int r = 0; r < nranks; ++r) hostOf_.push_back(r);
-  NetChannelConfig config{rank, nranks, hostOf_, -1, timeoutMs, geometry};
-  std::unique_ptr<alloy::net::Transport> transport;
-  alloyResult_t prepared = alloy::net::createUcxTransport(alloy::net::UcxOptions{}, &transport);
-  std::vector<uint8_t> address, key;
-  if (prepared == alloySuccess)
-    prepared = NetChannel::prepare(config, std::move(transport), &address, &key, &channel);
-  // A rank that failed so far still takes part in the exchanges, so that the others fail rather than hang.
-  const std::vector<std::vector<uint8_t>> addresses = allgather(address), keys = allgather(key);
-  ASSERT_ALLOY(alloySuccess, prepared);
-  ASSERT_EQ(geometry.capacity(), channel->capacity());
-  ASSERT_ALLOY(alloySuccess, channel->connect(addresses, keys));
-  ProxyThread::add(channel.get());
+  openChannel(MPI_COMM_WORLD, geometry, timeoutMs, hostOf_, &channel);
 }
 
 void NetChannelTest::TearDown() {
   if (channel == nullptr) return;
-  ProxyThread::remove(channel.get());
   const alloyResult_t failed = channel->error();
-  // A healthy channel flushes its connections; a failed one returns at once, its error reported already.
-  EXPECT_ALLOY(alloySuccess, channel->drain()) << " (rank " << rank << ")";
   // Which transports carried the run's connections, once (the ctest checks it is the forced one).
   static bool described = false;
   if (rank == 0 && !described && failed == alloySuccess) {
@@ -352,13 +400,7 @@ void NetChannelTest::TearDown() {
                 channel->describe().c_str());
     described = true;
   }
-  // Once every rank has drained, the memory may go. The barrier keeps progressing the channel, as
-  // alloyCommDestroy's does: over tcp and shared memory UCX emulates RMA with active messages, so a
-  // peer's last flushes complete only while this rank progresses.
-  MPI_Request barrier;
-  MPI_Ibarrier(MPI_COMM_WORLD, &barrier);
-  for (int done = 0; !done; MPI_Test(&barrier, &done, MPI_STATUS_IGNORE)) channel->progress();
-  channel.reset();
+  closeChannel(MPI_COMM_WORLD, &channel);
 }
 
 Traffic NetChannelTest::traffic(const PairPlan& plan) {
@@ -378,30 +420,9 @@ Traffic NetChannelTest::alltoallv(uint64_t n) {
   });
 }
 
-bool NetChannelTest::ring(uint32_t id) {
-  uint32_t* word = const_cast<uint32_t*>(channel->doorbell());
-  EXPECT_EQ(0u, __atomic_load_n(word, __ATOMIC_ACQUIRE)) << "rank " << rank << ": rang over an operation in hand";
-  __atomic_store_n(word, id + 1, __ATOMIC_RELEASE);
-  const auto deadline = Clock::now() + std::chrono::duration<double>(kRingSeconds);
-  bool late = false;
-  while (__atomic_load_n(word, __ATOMIC_ACQUIRE) != 0) {
-    if (!late && Clock::now() > deadline) {
-      ADD_FAILURE() << "rank " << rank << ": operation " << id << " was not released within " << kRingSeconds
-                    << " s; aborting the channel";
-      channel->abort();
-      late = true;
-    } else if (late && Clock::now() > deadline + std::chrono::seconds(10)) {
-      ADD_FAILURE() << "rank " << rank << ": abort() did not release the doorbell";
-      return false;
-    }
-    std::this_thread::sleep_for(std::chrono::microseconds(50));
-  }
-  return !late;
-}
-
 alloyResult_t NetChannelTest::runRound(Traffic& traffic, size_t round, uint32_t id) {
   traffic.stageIn(*channel, round);
-  ring(id);
+  ringAndWait(*channel, id);
   const alloyResult_t result = channel->error();
   traffic.stageOut(*channel, round, result == alloySuccess);
   return result;
@@ -713,6 +734,90 @@ TEST_F(NetChannelTest, SomeRanksShareAHost) {
     ASSERT_NO_FATAL_FAILURE(runTransfer(t, n));
   }
 }
+
+// Several communicators of one process, each with its own channel and UCX transport, all served by the
+// one proxy thread, as alloyCommCreate sets them up: a duplicate of MPI_COMM_WORLD, a split of it that
+// numbers the ranks in reverse, and another duplicate. Alltoalls cycle over the three, each rung and
+// awaited before the next as one stream orders them (tests/gpu/multi_comm_test.cc,
+// AlternatingAlltoAllOnOneStream), so a rank runs ahead into the next communicator's operation while its
+// peers still finish the last one, and every rank's proxy must keep all three moving. A transport call
+// that waits (UCX 1.22's ucp_worker_fence did) stalls the other channels of its process, and the job
+// deadlocks: 4 ranks over tcp hung within 10 transfers with UCX 1.22 before the signal lost its fence.
+struct SharedProxyCase {
+  const char* name;
+  int slots;  // 0: netGeometry()
+  size_t slotBytes;
+};
+
+class NetChannelSharedProxyTest : public NetChannelTest, public ::testing::WithParamInterface<SharedProxyCase> {
+ protected:
+  struct Comm {
+    MPI_Comm comm = MPI_COMM_NULL;
+    int rank = 0;
+    int nranks = 0;
+    std::unique_ptr<NetChannel> channel;
+  };
+  void TearDown() override {
+    // One communicator after the other, as alloyCommDestroy takes them, while the proxy drives the rest.
+    for (Comm& c : comms_)
+      if (c.channel != nullptr) closeChannel(c.comm, &c.channel);
+    for (Comm& c : comms_)
+      if (c.comm != MPI_COMM_NULL) MPI_Comm_free(&c.comm);
+    NetChannelTest::TearDown();
+  }
+  std::vector<Comm> comms_;
+};
+
+TEST_P(NetChannelSharedProxyTest, AlltoallsCycleOverThreeCommunicators) {
+  const SharedProxyCase& param = GetParam();
+  geometry = param.slots > 0 ? NetGeometry{param.slots, param.slotBytes} : alloy::net::netGeometry();
+  comms_.resize(3);
+  MPI_Comm_dup(MPI_COMM_WORLD, &comms_[0].comm);
+  MPI_Comm_split(MPI_COMM_WORLD, 0, nranks - 1 - rank, &comms_[1].comm);
+  MPI_Comm_dup(MPI_COMM_WORLD, &comms_[2].comm);
+  for (Comm& c : comms_) {
+    MPI_Comm_rank(c.comm, &c.rank);
+    MPI_Comm_size(c.comm, &c.nranks);
+    // Every process its own host, by world rank.
+    const uint64_t host = static_cast<uint64_t>(rank);
+    std::vector<uint64_t> hostOf(c.nranks);
+    MPI_Allgather(&host, 1, MPI_UINT64_T, hostOf.data(), 1, MPI_UINT64_T, c.comm);
+    ASSERT_NO_FATAL_FAILURE(openChannel(c.comm, geometry, kPeerTimeoutMs, hostOf, &c.channel));
+  }
+  ASSERT_EQ(nranks - 1 - rank, comms_[1].rank);
+  std::mt19937_64 order(mix64(seed ^ (0x0de5ull + rank)));
+  const size_t capacity = geometry.capacity();
+  for (uint64_t n = 0; n < 60 && !HasFailure(); ++n) {
+    Comm& c = comms_[n % comms_.size()];
+    // Mostly small, as the GPU test draws them, and every seventh transfer one to three capacities.
+    const uint64_t draw = mix64(seed ^ mix64(n + 0x616c6c));
+    const size_t bytes = n % 7 == 3 ? capacity + draw % (2 * capacity) : 1 + draw % 20000;
+    Traffic t(seed, c.rank, c.nranks);
+    for (int peer = 0; peer < c.nranks; ++peer) {
+      if (peer == c.rank) continue;
+      t.add(true, peer, bytes);
+      t.add(false, peer, bytes);
+    }
+    t.prepare(n);
+    for (size_t round = 0; round < t.rounds(capacity); ++round) {
+      uint32_t id = 0;
+      ASSERT_ALLOY(alloySuccess, c.channel->addOperation(t.operation(round, capacity, order), false, &id));
+      t.stageIn(*c.channel, round);
+      ASSERT_TRUE(ringAndWait(*c.channel, id));
+      const alloyResult_t result = c.channel->error();
+      t.stageOut(*c.channel, round, result == alloySuccess);
+      ASSERT_ALLOY(alloySuccess, result) << "rank " << rank << " (rank " << c.rank << " of communicator "
+                                         << n % comms_.size() << "), transfer " << n << ", round " << round << ": "
+                                         << c.channel->errorMessage();
+    }
+    t.check(n);
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Geometries, NetChannelSharedProxyTest,
+                         ::testing::Values(SharedProxyCase{"Default", 0, 0},
+                                           SharedProxyCase{"ThreeSlots", kSmall.slots, kSmall.slotBytes}),
+                         paramName<SharedProxyCase>);
 
 }  // namespace
 }  // namespace nettest

@@ -184,13 +184,15 @@ void NetTest::barrier() {
   }
 }
 
+void NetTest::flushTo(int peer) {
+  Request req;
+  EXPECT_ALLOY(alloySuccess, retry([&] { return transport->flush(connections[peer], &req); }));
+  EXPECT_ALLOY(alloySuccess, wait(&req)) << "flush to peer " << peer;
+}
+
 void NetTest::flushAll() {
-  for (int peer = 0; peer < nranks; ++peer) {
-    if (connections[peer] == nullptr) continue;
-    Request req;
-    EXPECT_ALLOY(alloySuccess, retry([&] { return transport->flush(connections[peer], &req); }));
-    EXPECT_ALLOY(alloySuccess, wait(&req)) << "flush to peer " << peer;
-  }
+  for (int peer = 0; peer < nranks; ++peer)
+    if (connections[peer] != nullptr) flushTo(peer);
 }
 
 void NetTest::expectBytes(int source, size_t offset, const std::vector<uint8_t>& expected, const char* what) {

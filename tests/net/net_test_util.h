@@ -59,6 +59,8 @@ class NetTest : public ::testing::Test {
   // MPI_Barrier that keeps progressing the transport: UCX emulates RMA with active messages over tcp and
   // shared memory, so a peer's puts land (and its flushes complete) only while this rank progresses.
   void barrier();
+  // Flushes the connection to peer and waits for it: what orders a later signal after earlier puts.
+  void flushTo(int peer);
   // Flushes every connection and waits for it.
   void flushAll();
   // Checks that region(source)[offset, offset + expected.size()) holds expected; reports the first

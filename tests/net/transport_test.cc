@@ -23,8 +23,9 @@ size_t randomOffset(uint64_t seed, int source, int target, size_t i) {
   return mix64(seed ^ mix64(0x6f6666736574ull + (static_cast<uint64_t>(source) << 32) + (target << 16) + i)) % kSlack;
 }
 
-// Every size to every peer at a random offset, each followed by a signal of its count; the receiver
-// checks, whenever it sees the counter move to k, that messages 0..k-1 are all already in place.
+// Every size to every peer at a random offset, each followed by a flush and a signal of its count (the
+// flush orders the signal after the data: signal itself orders nothing); the receiver checks, whenever
+// it sees the counter move to k, that messages 0..k-1 are all already in place.
 TEST_F(NetTest, EverySizeLandsAtRandomOffsetsBeforeItsSignal) {
   std::vector<std::vector<uint8_t>> sent(nranks);  // per peer, all messages back to back (kept until flushed)
   std::vector<alloy::net::Registration*> sentRegs(nranks, nullptr);
@@ -42,6 +43,7 @@ TEST_F(NetTest, EverySizeLandsAtRandomOffsetsBeforeItsSignal) {
       ASSERT_ALLOY(alloySuccess, retry([&] {
         return transport->put(connections[peer], sent[peer].data() + from, sentRegs[peer], keys[peer], at, kSizes[i], nullptr);
       }));
+      flushTo(peer);
       ASSERT_ALLOY(alloySuccess, retry([&] { return transport->signal(connections[peer], keys[peer], counterOffset(rank), i + 1, nullptr); }));
       from += kSizes[i];
     }
@@ -66,7 +68,8 @@ TEST_F(NetTest, EverySizeLandsAtRandomOffsetsBeforeItsSignal) {
   }
 }
 
-// Rounds of many puts under one signal: when the counter shows the round, all of its puts have landed.
+// Rounds of many puts, one flush and one signal: when the counter shows the round, all of its puts have
+// landed.
 TEST_F(NetTest, ManyPutsThenOneSignal) {
   constexpr int kRounds = 6, kPuts = 48;
   for (int round = 0; round < kRounds; ++round) {
@@ -91,6 +94,7 @@ TEST_F(NetTest, ManyPutsThenOneSignal) {
                                 regionOffset(rank) + offsets[i], sizes[i], nullptr);
         }));
       }
+      flushTo(peer);
       ASSERT_ALLOY(alloySuccess, retry([&] { return transport->signal(connections[peer], keys[peer], counterOffset(rank), round + 1, nullptr); }));
     }
     for (int source = 0; source < nranks; ++source) {

@@ -79,6 +79,7 @@ struct DeviceComm {
   char* workspace[kMaxLocalRanks];    // rank r's workspace, mapped into this process
   uint64_t* signals[kMaxLocalRanks];  // rank r's signal area, mapped into this process
   FaultRecord* fault;                 // host-mapped, device address
+  int* abortWord;                     // device memory, this rank's: the abort as kernels see it on entry
 };
 
 // A rank's workspace holds, for every source rank and channel, a ring of `slots` bulk slots of

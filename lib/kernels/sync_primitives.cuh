@@ -24,20 +24,28 @@ __device__ inline unsigned long long globalTimerNs() {
   return t;
 }
 
+// The abort, in two places. The device word is what every block reads on entry: reading the
+// host-mapped flag there crossed PCIe from every block of every launch and cost about 100 us per
+// operation on 2xH200 (alltoall of 64 B: 5.5 us before that check, 103 us with it), which one GPU shared
+// by all ranks hid behind its time slices. The host-mapped flag is what alloyCommAbort raises first and
+// what a long wait polls now and then (see spinUntil); whoever sees either raises the device word too.
+__device__ inline bool abortWordRaised(const DeviceComm& c) { return *reinterpret_cast<volatile int*>(c.abortWord) != 0; }
 __device__ inline bool abortRaised(const DeviceComm& c) {
-  return *reinterpret_cast<volatile int*>(&c.fault->abortFlag) != 0;
+  return abortWordRaised(c) || *reinterpret_cast<volatile int*>(&c.fault->abortFlag) != 0;
 }
 
 // Notes that a wait for `peer` was cut short after waitedNs: the host names those peers and the time
 // in its report. On a timeout this launch's operation is recorded with the error code (first one wins),
 // and the abort flag raised, so that every other waiting block of this rank gives up too instead of
-// spinning out its own timeout.
+// spinning out its own timeout. Either way the device word goes up, so that launches queued behind this
+// one return on entry.
 __device__ inline void recordGiveUp(const DeviceComm& c, int peer, unsigned long long waitedNs, bool timedOut) {
   FaultRecord* f = c.fault;
   if (timedOut && atomicCAS(&f->errorCode, 0, static_cast<int>(alloyTimeout)) == 0) f->operation = c.operation;
   atomicOr(&f->peerMask, 1u << peer);
   atomicMax(&f->waitedNs, waitedNs);
   if (timedOut) *reinterpret_cast<volatile int*>(&f->abortFlag) = 1;
+  *reinterpret_cast<volatile int*>(c.abortWord) = 1;
   __threadfence_system();
 }
 
@@ -69,7 +77,7 @@ __device__ inline bool waitAtLeast(const DeviceComm& c, int peer, const uint64_t
 // Kernels queued behind an operation that timed out, or behind alloyCommAbort, return at once: their
 // starting counters no longer match the peers', so any ring they touched would be corrupted.
 __device__ inline bool blockSeesAbort(const DeviceComm& c) {
-  return __syncthreads_or(threadIdx.x == 0 && abortRaised(c));
+  return __syncthreads_or(threadIdx.x == 0 && abortWordRaised(c));
 }
 
 }  // namespace alloy

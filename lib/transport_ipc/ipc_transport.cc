@@ -84,6 +84,9 @@ alloyResult_t IpcTransport::prepare(int device, int nranks, long long timeoutMs,
   ALLOY_CUDA_TRY(cudaHostAlloc(reinterpret_cast<void**>(&t->fault_), sizeof(FaultRecord), cudaHostAllocMapped));
   std::memset(t->fault_, 0, sizeof(FaultRecord));
   ALLOY_CUDA_TRY(cudaHostGetDevicePointer(reinterpret_cast<void**>(&v.fault), t->fault_, 0));
+  ALLOY_CUDA_TRY(cudaMalloc(reinterpret_cast<void**>(&t->abortWord_), sizeof(int)));
+  ALLOY_CUDA_TRY(cudaMemset(t->abortWord_, 0, sizeof(int)));
+  v.abortWord = t->abortWord_;
   ALLOY_CUDA_TRY(cudaDeviceSynchronize());  // the memsets must land before any peer maps the signals
 
   ALLOY_TRY(residentBlocksOf(device, &blob->residentBlocks));
@@ -148,6 +151,7 @@ IpcTransport::~IpcTransport() {
   if (workspace_ != nullptr && cudaFree(workspace_) != cudaSuccess) logWarn("cudaFree(workspace) failed");
   if (signals_ != nullptr && cudaFree(signals_) != cudaSuccess) logWarn("cudaFree(signals) failed");
   if (fault_ != nullptr && cudaFreeHost(fault_) != cudaSuccess) logWarn("cudaFreeHost failed");
+  if (abortWord_ != nullptr && cudaFree(abortWord_) != cudaSuccess) logWarn("cudaFree of the abort word failed");
 }
 
 // The record is written by running kernels: every field is read through a volatile access.
@@ -166,7 +170,21 @@ FaultRecord IpcTransport::faultRecord() const {
   return r;
 }
 
-void IpcTransport::abort() { static_cast<volatile FaultRecord*>(fault_)->abortFlag = 1; }
+void IpcTransport::abort() {
+  // Kernels spinning now see the host flag within a few thousand polls; launches still queued read
+  // the device word on entry. It is written through a copy engine on a stream of its own, which runs
+  // beside kernels that spin (a copy on the legacy stream would wait for them).
+  static_cast<volatile FaultRecord*>(fault_)->abortFlag = 1;
+  static const int raised = 1;
+  cudaStream_t stream = nullptr;
+  cudaError_t err = cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking);
+  if (err == cudaSuccess) err = cudaMemcpyAsync(abortWord_, &raised, sizeof raised, cudaMemcpyHostToDevice, stream);
+  if (err == cudaSuccess) err = cudaStreamSynchronize(stream);
+  if (stream != nullptr) cudaStreamDestroy(stream);
+  if (err != cudaSuccess)
+    logWarn("alloyCommAbort: raising the abort for queued launches failed (%s); kernels still see the host flag "
+            "once they wait", cudaGetErrorString(err));
+}
 
 alloyResult_t IpcTransport::setSequencesForTest(uint64_t value) {
   std::vector<uint64_t> words(SignalLayout::kWords, 0);

@@ -67,6 +67,7 @@ class IpcTransport {
   void* workspace_ = nullptr;         // this rank's, cudaMalloc
   void* signals_ = nullptr;           // this rank's, cudaMalloc
   FaultRecord* fault_ = nullptr;      // cudaHostAlloc, mapped (DeviceComm::fault is its device address)
+  int* abortWord_ = nullptr;          // cudaMalloc (DeviceComm::abortWord)
   std::vector<void*> mappedPeers_;    // cudaIpcOpenMemHandle results to close
 };
 

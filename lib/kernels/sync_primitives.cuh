@@ -24,14 +24,16 @@ __device__ inline unsigned long long globalTimerNs() {
   return t;
 }
 
-// The abort, in two places. The device word is what every block reads on entry: reading the
-// host-mapped flag there crossed PCIe from every block of every launch and cost about 100 us per
-// operation on 2xH200 (alltoall of 64 B: 5.5 us before that check, 103 us with it), which one GPU shared
-// by all ranks hid behind its time slices. The host-mapped flag is what alloyCommAbort raises first and
-// what a long wait polls now and then (see spinUntil); whoever sees either raises the device word too.
+// The abort, in two places. The device word is what kernels read: on entry and every 1024 polls of a
+// wait. A read of the host-mapped flag costs about 100 us on 2xH200 (it crosses PCIe): read on entry by
+// every block it made every operation 100 us long (alltoall of 64 B: 5.5 us before, 103 us with it), and
+// read every 1024 polls it added 100 us to any wait longer than that (single rows of 100+ us among
+// 7 us neighbours). One GPU shared by all ranks hid both behind its time slices. alloyCommAbort raises
+// the host flag and then the device word; a wait reads the host flag only every 2^20 polls, in case the
+// device word could not be written. Whoever gives up raises the device word (recordGiveUp).
 __device__ inline bool abortWordRaised(const DeviceComm& c) { return *reinterpret_cast<volatile int*>(c.abortWord) != 0; }
-__device__ inline bool abortRaised(const DeviceComm& c) {
-  return abortWordRaised(c) || *reinterpret_cast<volatile int*>(&c.fault->abortFlag) != 0;
+__device__ inline bool hostAbortRaised(const DeviceComm& c) {
+  return *reinterpret_cast<volatile int*>(&c.fault->abortFlag) != 0;
 }
 
 // Notes that a wait for `peer` was cut short after waitedNs: the host names those peers and the time
@@ -60,7 +62,7 @@ __device__ inline bool spinUntil(const DeviceComm& c, int peer, Ready ready) {
     if ((spins & 1023u) == 0) {
       const unsigned long long waited = globalTimerNs() - start;
       const bool timedOut = waited > c.timeoutNs;
-      if (timedOut || abortRaised(c)) {
+      if (timedOut || abortWordRaised(c) || ((spins & 0xfffffu) == 0 && hostAbortRaised(c))) {
         recordGiveUp(c, peer, waited, timedOut);
         return false;
       }

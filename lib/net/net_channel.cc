@@ -90,8 +90,10 @@ struct NetChannel::Region {
   }
 };
 
-// Where the send of the operation in hand to one peer stands.
-enum class SendState { Idle, AwaitReady, Putting, Flushing, Signalling };
+// Where the send of the operation in hand to one peer stands. Small sends go AwaitReady -> PutSignalling
+// -> Completing (one message carries data and header); others AwaitReady -> Putting -> Flushing ->
+// Signalling.
+enum class SendState { Idle, AwaitReady, PutSignalling, Completing, Putting, Flushing, Signalling };
 
 // One rank on another host, and both directions of the protocol with it.
 struct NetChannel::Peer {
@@ -107,7 +109,9 @@ struct NetChannel::Peer {
   SendState send = SendState::Idle;
   size_t sendBytes = 0;
   size_t putBytes = 0;  // bytes put so far of the operation in hand
-  Request flush;        // completes once every put has landed: the header may go, the outbox be refilled
+  // The flush (completes once every put has landed: the header may go, the outbox be refilled), or the
+  // putSignal (completes once its message left the outbox).
+  Request pending;
   // Receiving: the same count, the bytes expected, and whether the "ready" signal still has to go.
   uint64_t recvOps = 0;
   size_t recvBytes = 0;  // 0: nothing (more) to receive in the operation in hand
@@ -127,6 +131,8 @@ alloyResult_t NetChannel::prepare(const NetChannelConfig& config, std::unique_pt
   std::unique_ptr<NetChannel> c(new NetChannel());
   c->config_ = config;
   c->transport_ = std::move(transport);
+  c->eagerBytes_ = std::min(static_cast<size_t>(envInt("ALLOY_NET_EAGER_BYTES", 64 << 10, 0, 1 << 30)),
+                            c->transport_->maxPutSignalBytes());
   const NetGeometry& g = config.geometry;
 
   c->peerIndex_.assign(config.nranks, -1);
@@ -284,8 +290,9 @@ void NetChannel::finish() {
   __atomic_store_n(const_cast<uint32_t*>(doorbell_), 0u, __ATOMIC_RELEASE);
 }
 
-// Sending to p: once p is ready for this operation, puts the bytes in chunks of slotBytes, flushes the
-// connection, and only then signals the header. The completed flush is what orders the header after the
+// Sending to p: once p is ready for this operation, a transfer of up to eagerBytes_ goes as one
+// putSignal (data and header in one message: no flush round trip). A larger one is put in chunks of
+// slotBytes, the connection flushed, and only then the header signalled. The completed flush is what orders the header after the
 // data (Transport::signal orders nothing): UCX 1.22 stripes puts over several tcp lanes (lo and eth0)
 // and sends the signal's atomic on another, and without the flush receivers saw the header first and
 // read stale bytes (4 virtual hosts over tcp, one H100). The flush costs one round trip per operation. Puts
@@ -297,9 +304,32 @@ alloyResult_t NetChannel::advanceSend(Peer& p, bool* moved) {
       return alloySuccess;
     case SendState::AwaitReady:
       if (loadWord(staging_->base + readyOffset(p.index)) < p.sendOps) return alloySuccess;
-      p.send = SendState::Putting;
       *moved = true;
+      if (p.sendBytes > eagerBytes_) {
+        p.send = SendState::Putting;
+        return advanceSend(p, moved);
+      }
+      p.send = SendState::PutSignalling;
       [[fallthrough]];
+    case SendState::PutSignalling: {
+      const alloyResult_t r = transport_->putSignal(p.connection, outbox_->base + p.index * capacity(), p.sendBytes,
+                                                    p.key, inboxOffset(p.remoteThere, p.mineThere),
+                                                    headerOffset(p.mineThere), transferHeader(p.sendOps, p.sendBytes),
+                                                    &p.pending);
+      if (r == alloyInProgress) return alloySuccess;
+      ALLOY_TRY(r);
+      p.send = SendState::Completing;
+      *moved = true;
+    }
+      [[fallthrough]];
+    case SendState::Completing: {
+      bool done = false;
+      ALLOY_TRY(transport_->test(&p.pending, &done));
+      if (!done) return alloySuccess;
+      p.send = SendState::Idle;
+      *moved = true;
+      return alloySuccess;
+    }
     case SendState::Putting:
       while (p.putBytes < p.sendBytes) {
         const size_t length = std::min(config_.geometry.slotBytes, p.sendBytes - p.putBytes);
@@ -312,7 +342,7 @@ alloyResult_t NetChannel::advanceSend(Peer& p, bool* moved) {
         *moved = true;
       }
       {
-        const alloyResult_t r = transport_->flush(p.connection, &p.flush);
+        const alloyResult_t r = transport_->flush(p.connection, &p.pending);
         if (r == alloyInProgress) return alloySuccess;
         ALLOY_TRY(r);
       }
@@ -320,7 +350,7 @@ alloyResult_t NetChannel::advanceSend(Peer& p, bool* moved) {
       [[fallthrough]];
     case SendState::Flushing: {
       bool done = false;
-      ALLOY_TRY(transport_->test(&p.flush, &done));
+      ALLOY_TRY(transport_->test(&p.pending, &done));
       if (!done) return alloySuccess;
       p.send = SendState::Signalling;
       *moved = true;

@@ -18,7 +18,8 @@
 // The protocol, per ordered pair of ranks on different hosts, counting the operations in which the pair
 // exchanges bytes in that direction: the receiver, once its doorbell rings (its inbox for the sender is
 // then free), signals "ready for operation n" into the sender's control line; the sender puts its bytes
-// into the receiver's inbox, in chunks of slotBytes, and then signals the header: n and the byte count.
+// into the receiver's inbox, in chunks of slotBytes, and then signals the header: n and the byte count
+// (a small transfer goes as one putSignal message that carries both).
 // The receiver checks both, so sizes that disagree fail naming the sender instead of corrupting the
 // next operation.
 //
@@ -140,6 +141,7 @@ class NetChannel {
 
   NetChannelConfig config_;
   std::unique_ptr<Transport> transport_;
+  size_t eagerBytes_ = 0;  // sends of up to this many bytes go as one putSignal (ALLOY_NET_EAGER_BYTES)
   std::vector<std::unique_ptr<Peer>> peers_;  // ranks on other hosts, ascending
   std::vector<int> peerIndex_;                // by communicator rank: index into peers_, or -1
   std::unique_ptr<Region> staging_;  // registered: control lines, inboxes

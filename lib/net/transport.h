@@ -106,6 +106,14 @@ class Transport {
   // this one, a deadlock across communicators (seen with 3 communicators at 4 virtual hosts over tcp).
   virtual alloyResult_t signal(Connection* c, const RemoteKey* dst, size_t dstOffset, uint64_t value,
                                Request* req) = 0;
+  // A put and then a signal as one message, for small transfers: [src, src + bytes) lands at dstOffset
+  // of dst's memory and then `value` at signalOffset (a multiple of 8), in that order, with no flush
+  // between (the target writes both as the message arrives). Saves the flush's round trip that orders a
+  // separate signal. bytes: 1..maxPutSignalBytes(); src must stay unchanged until the request completes.
+  virtual alloyResult_t putSignal(Connection* c, const void* src, size_t bytes, const RemoteKey* dst,
+                                  size_t dstOffset, size_t signalOffset, uint64_t value, Request* req) = 0;
+  // The largest putSignal; 0 where the backend has none.
+  virtual size_t maxPutSignalBytes() const = 0;
   // Completes once every earlier put and signal on c has completed at the target.
   virtual alloyResult_t flush(Connection* c, Request* req) = 0;
   // *done becomes true once the operation completed; its result is then returned (an error names the

@@ -25,6 +25,7 @@ struct UcxOp {
   ucs_status_t status = UCS_OK;
   uint64_t operand = 0;  // the signal's value, and the old value UCX's atomic swap returns: they must
   uint64_t reply = 0;    // stay in place until the operation completes
+  uint64_t header[4] = {};  // putSignal's active-message header (the same rule)
   UcxConnection* connection = nullptr;
 };
 

@@ -9,8 +9,9 @@
 namespace alloy {
 
 // RMA for puts; 64-bit atomics for the signal, because UCX promises a whole 8-byte store only for an
-// atomic (a put of 8 bytes may land in pieces: the tcp transport receives it straight into place).
-constexpr uint64_t kUcxFeatures = UCP_FEATURE_RMA | UCP_FEATURE_AMO64;
+// atomic (a put of 8 bytes may land in pieces: the tcp transport receives it straight into place);
+// active messages for putSignal, whose target writes the data and then the signal itself.
+constexpr uint64_t kUcxFeatures = UCP_FEATURE_RMA | UCP_FEATURE_AMO64 | UCP_FEATURE_AM;
 
 // ucp_config_read + ucp_init with kUcxFeatures (UCX reads UCX_* from the environment). Empty on success,
 // else the failing call and UCX's reason; *out is then null.

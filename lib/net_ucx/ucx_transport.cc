@@ -1,7 +1,8 @@
 // The UCX backend: one ucp context and worker, an endpoint per peer created from its worker address, puts
 // with ucp_put_nbx, the signal as a 64-bit atomic swap (see ucx_context.h for why an atomic; no
 // ucp_worker_fence, which blocks in UCX 1.22: callers that need order flush first), flush with
-// ucp_ep_flush_nbx. Endpoints use UCP_ERR_HANDLING_MODE_PEER where UCX offers it
+// ucp_ep_flush_nbx, putSignal as one eager active message that the target's handler writes into its
+// registered memory, data first. Endpoints use UCP_ERR_HANDLING_MODE_PEER where UCX offers it
 // together with atomics (before UCX 1.16; not over shared memory in 1.13), so that a peer that died fails
 // the connection's operations (alloyRemoteError naming the peer) instead of hanging them.
 #include "ucx_transport.h"
@@ -25,6 +26,19 @@ namespace {
 
 constexpr uint32_t kAddressMagic = 0x41554341u;  // "ACUA": a UCX worker address
 constexpr uint32_t kKeyMagic = 0x4155434bu;      // "KCUA": base, length and a packed UCX rkey
+constexpr unsigned kPutSignalAmId = 0x41;        // the active message of putSignal
+// putSignal's limit: eager messages are copied through UCX's bounce buffers on both sides, which only
+// pays for itself while the flush round trip it saves dominates.
+constexpr size_t kMaxPutSignalBytes = 256 << 10;
+
+// putSignal's active-message header: addresses in the target's memory (from its packed key).
+struct PutSignalHeader {
+  uint64_t dataAddress;
+  uint64_t signalAddress;
+  uint64_t value;
+  uint64_t bytes;
+};
+static_assert(sizeof(PutSignalHeader) == sizeof(UcxOp::header), "UcxOp::header holds a PutSignalHeader");
 constexpr size_t kKeyPrefixBytes = 16;           // the key's base and length, uint64 each
 // How long the destructor waits for operations in flight before it releases what they use anyway.
 constexpr auto kDrainTimeout = std::chrono::seconds(5);
@@ -72,11 +86,20 @@ class UcxTransport : public Transport {
   alloyResult_t put(Connection* c, const void* src, const Registration* srcReg, const RemoteKey* dst,
                     size_t dstOffset, size_t bytes, Request* req) override;
   alloyResult_t signal(Connection* c, const RemoteKey* dst, size_t dstOffset, uint64_t value, Request* req) override;
+  alloyResult_t putSignal(Connection* c, const void* src, size_t bytes, const RemoteKey* dst, size_t dstOffset,
+                          size_t signalOffset, uint64_t value, Request* req) override;
+  size_t maxPutSignalBytes() const override { return kMaxPutSignalBytes; }
   alloyResult_t flush(Connection* c, Request* req) override;
   alloyResult_t test(Request* req, bool* done) override;
   void progress() override { ucp_worker_progress(worker_); }
+  // Installs the handler that serves peers' putSignal messages.
+  alloyResult_t listen();
 
  private:
+  static ucs_status_t onPutSignal(void* arg, const void* header, size_t headerBytes, void* data, size_t bytes,
+                                  const ucp_am_recv_param_t* param);
+  // Whether [address, address + bytes) lies inside one registration.
+  bool registered(uint64_t address, size_t bytes) const;
   static void onEndpointError(void* arg, ucp_ep_h ep, ucs_status_t status);
   // Checks shared by the data calls, after their own argument checks: the connection is alive and has a
   // free slot (*op) for the operation.
@@ -327,6 +350,70 @@ alloyResult_t UcxTransport::signal(Connection* c, const RemoteKey* dst, size_t d
                                             key->rkey, &params), req);
 }
 
+alloyResult_t UcxTransport::putSignal(Connection* c, const void* src, size_t bytes, const RemoteKey* dst,
+                                     size_t dstOffset, size_t signalOffset, uint64_t value, Request* req) {
+  auto* conn = static_cast<UcxConnection*>(c);
+  if (conn == nullptr) return fail(alloyInvalidArgument, "c: expected a connection (putSignal)");
+  if (bytes == 0 || bytes > kMaxPutSignalBytes)
+    return fail(alloyInvalidArgument, "bytes: %zu; expected 1..%zu (maxPutSignalBytes())", bytes, kMaxPutSignalBytes);
+  if (src == nullptr) return fail(alloyInvalidArgument, "src: NULL with %zu bytes", bytes);
+  const UcxKey* key = nullptr;
+  ALLOY_TRY(checkKey(conn, dst, dstOffset, bytes, &key));
+  ALLOY_TRY(checkKey(conn, dst, signalOffset, sizeof(uint64_t), &key));
+  if ((key->base + signalOffset) % sizeof(uint64_t) != 0)
+    return fail(alloyInvalidArgument, "signalOffset: %zu does not give an 8-byte aligned address at peer %d",
+                signalOffset, conn->peer());
+  UcxOp* op = nullptr;
+  ALLOY_TRY(begin(conn, "put+signal", req, &op));
+  const PutSignalHeader header{key->base + dstOffset, key->base + signalOffset, value, bytes};
+  std::memcpy(op->header, &header, sizeof header);
+  ucp_request_param_t params = UcxConnection::paramsFor(op);
+  params.op_attr_mask |= UCP_OP_ATTR_FIELD_FLAGS;
+  params.flags = UCP_AM_SEND_FLAG_EAGER;  // the handler needs the data in hand, not a rendezvous
+  return conn->posted(op, ucp_am_send_nbx(conn->ep, kPutSignalAmId, op->header, sizeof header, src, bytes, &params),
+                      req);
+}
+
+bool UcxTransport::registered(uint64_t address, size_t bytes) const {
+  return std::any_of(registrations_.begin(), registrations_.end(), [&](const std::unique_ptr<UcxRegistration>& r) {
+    const uint64_t base = reinterpret_cast<uintptr_t>(r->base);
+    return address >= base && bytes <= r->bytes && address - base <= r->bytes - bytes;
+  });
+}
+
+// Runs in progress() on the target: the data, then the signal, so that a reader of the signal word that
+// sees the value also sees the data. A message for memory this transport did not register (a foreign or
+// damaged message) is dropped with a warning; the waiting side then times out naming the sender.
+ucs_status_t UcxTransport::onPutSignal(void* arg, const void* header, size_t headerBytes, void* data, size_t bytes,
+                                       const ucp_am_recv_param_t* param) {
+  const auto* self = static_cast<const UcxTransport*>(arg);
+  PutSignalHeader h{};
+  const bool whole = headerBytes == sizeof h && (param->recv_attr & UCP_AM_RECV_ATTR_FLAG_RNDV) == 0;
+  if (whole) std::memcpy(&h, header, sizeof h);
+  if (!whole || h.bytes != bytes || h.signalAddress % sizeof(uint64_t) != 0 || !self->registered(h.dataAddress, bytes) ||
+      !self->registered(h.signalAddress, sizeof(uint64_t))) {
+    logWarn("net: dropped a put+signal message of %zu bytes that does not address this transport's memory", bytes);
+    return UCS_OK;
+  }
+  std::memcpy(reinterpret_cast<void*>(static_cast<uintptr_t>(h.dataAddress)), data, bytes);
+  __atomic_store_n(reinterpret_cast<uint64_t*>(static_cast<uintptr_t>(h.signalAddress)), h.value, __ATOMIC_RELEASE);
+  return UCS_OK;
+}
+
+alloyResult_t UcxTransport::listen() {
+  ucp_am_handler_param_t params = {};
+  params.field_mask = UCP_AM_HANDLER_PARAM_FIELD_ID | UCP_AM_HANDLER_PARAM_FIELD_FLAGS |
+                      UCP_AM_HANDLER_PARAM_FIELD_CB | UCP_AM_HANDLER_PARAM_FIELD_ARG;
+  params.id = kPutSignalAmId;
+  params.flags = UCP_AM_FLAG_WHOLE_MSG;
+  params.cb = &UcxTransport::onPutSignal;
+  params.arg = this;
+  const ucs_status_t status = ucp_worker_set_am_recv_handler(worker_, &params);
+  if (status != UCS_OK)
+    return fail(alloySystemError, "ucp_worker_set_am_recv_handler failed: %s", ucs_status_string(status));
+  return alloySuccess;
+}
+
 alloyResult_t UcxTransport::flush(Connection* c, Request* req) {
   auto* conn = static_cast<UcxConnection*>(c);
   if (conn == nullptr) return fail(alloyInvalidArgument, "c: expected a connection (flush)");
@@ -399,7 +486,9 @@ alloyResult_t createUcxTransport(const UcxOptions& options, std::unique_ptr<Tran
     ucp_cleanup(context);
     return fail(alloySystemError, "ucp_worker_create failed: %s", ucs_status_string(status));
   }
-  *out = std::make_unique<UcxTransport>(options, context, worker);
+  auto transport = std::make_unique<UcxTransport>(options, context, worker);
+  ALLOY_TRY(transport->listen());
+  *out = std::move(transport);
   return alloySuccess;
 }
 

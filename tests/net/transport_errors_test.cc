@@ -51,6 +51,16 @@ TEST_F(NetTest, BadKeyAndOutOfRangeFailWithoutSending) {
     EXPECT_TRUE(lastErrorMentions("dstOffset")) << alloyGetLastError(nullptr);
     EXPECT_ALLOY(alloyInvalidArgument, transport->signal(conn, keys[peer], windowEnd, 1, &req));
     EXPECT_TRUE(lastErrorMentions("dstOffset")) << alloyGetLastError(nullptr);
+    const size_t at = regionOffset(rank), counter = counterOffset(rank);
+    EXPECT_ALLOY(alloyInvalidArgument, transport->putSignal(conn, data.data(), 0, keys[peer], at, counter, 1, &req));
+    EXPECT_TRUE(lastErrorMentions("bytes: 0")) << alloyGetLastError(nullptr);
+    EXPECT_ALLOY(alloyInvalidArgument, transport->putSignal(conn, data.data(), transport->maxPutSignalBytes() + 1,
+                                                            keys[peer], at, counter, 1, &req));
+    EXPECT_TRUE(lastErrorMentions("maxPutSignalBytes()")) << alloyGetLastError(nullptr);
+    EXPECT_ALLOY(alloyInvalidArgument, transport->putSignal(conn, data.data(), 4, keys[peer], windowEnd - 3, counter, 1, &req));
+    EXPECT_TRUE(lastErrorMentions("dstOffset")) << alloyGetLastError(nullptr);
+    EXPECT_ALLOY(alloyInvalidArgument, transport->putSignal(conn, data.data(), 4, keys[peer], at, counter + 4, 1, &req));
+    EXPECT_TRUE(lastErrorMentions("signalOffset")) << alloyGetLastError(nullptr);
 
     // A source outside the registration it names.
     alloy::net::Registration* reg = nullptr;

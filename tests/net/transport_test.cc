@@ -68,6 +68,53 @@ TEST_F(NetTest, EverySizeLandsAtRandomOffsetsBeforeItsSignal) {
   }
 }
 
+// putSignal of every size it takes, to every peer at random offsets, with no flush: when the receiver
+// sees the counter move to k, messages 0..k-1 are all in place (the one message orders its data before
+// its signal). Sizes above maxPutSignalBytes() are left out.
+TEST_F(NetTest, PutSignalLandsDataBeforeItsSignal) {
+  const size_t limit = transport->maxPutSignalBytes();
+  if (limit == 0) GTEST_SKIP() << "the backend has no putSignal";
+  std::vector<size_t> sizes;
+  for (size_t s : kSizes)
+    if (s > 0 && s <= limit) sizes.push_back(s);
+  sizes.push_back(limit);
+  // Message i's place in the source's region: its own slot, laid out for these sizes.
+  auto start = [&](size_t i) {
+    size_t offset = 0;
+    for (size_t j = 0; j < i; ++j) offset += (sizes[j] + kSlack + 63) / 64 * 64;
+    return offset;
+  };
+  ASSERT_LE(start(sizes.size()), kRegionBytes);
+  for (int peer = 0; peer < nranks; ++peer) {
+    if (peer == rank) continue;
+    for (size_t i = 0; i < sizes.size(); ++i) {
+      const std::vector<uint8_t> bytes = messageBytes(seed, rank, peer, i, sizes[i]);
+      const size_t at = regionOffset(rank) + start(i) + randomOffset(seed, rank, peer, i);
+      Request req;
+      ASSERT_ALLOY(alloySuccess, retry([&] {
+        return transport->putSignal(connections[peer], bytes.data(), bytes.size(), keys[peer], at, counterOffset(rank),
+                                    i + 1, &req);
+      }));
+      ASSERT_ALLOY(alloySuccess, wait(&req)) << "putSignal of " << sizes[i] << " bytes to peer " << peer;
+    }
+  }
+  for (int source = 0; source < nranks; ++source) {
+    if (source == rank) continue;
+    uint64_t verified = 0;
+    while (verified < sizes.size()) {
+      uint64_t seen = 0;
+      if (!waitUntil([&] { return (seen = counter(source)) > verified; }, "the next signal")) return;
+      ASSERT_LE(seen, sizes.size()) << "counter of rank " << source;
+      for (; verified < seen; ++verified)
+        expectBytes(source, start(verified) + randomOffset(seed, source, rank, verified),
+                    messageBytes(seed, source, rank, verified, sizes[verified]),
+                    ("putSignal message of " + std::to_string(sizes[verified]) + " bytes, counter " +
+                     std::to_string(seen)).c_str());
+    }
+  }
+  flushAll();
+}
+
 // Rounds of many puts, one flush and one signal: when the counter shows the round, all of its puts have
 // landed.
 TEST_F(NetTest, ManyPutsThenOneSignal) {

@@ -48,7 +48,13 @@ alloyResult_t copyInto(const std::vector<uint8_t>& bytes, uint8_t* field, size_t
 NetSetup prepareNet(int rank, const std::vector<uint64_t>& hostOf, int cudaDevice, long long timeoutMs,
                     EndpointBlob* blob) {
   NetSetup setup;
-  const std::string choice = envChoice("ALLOY_NET", "auto", {"auto", "ucx", "verbs", "none"});
+  // A word that is none of these fails creation instead of falling back to auto: a user who asked for a
+  // transport by a misspelt name (or "UCX") would otherwise get another one, or none, without noticing.
+  const std::string choice = envString("ALLOY_NET", "auto");
+  if (choice != "auto" && choice != "ucx" && choice != "verbs" && choice != "none") {
+    setup.result = fail(alloyInvalidArgument, "ALLOY_NET=%s: expected auto, ucx, verbs or none", choice.c_str());
+    return setup;
+  }
   std::unique_ptr<net::Transport> transport;
   setup.result = createBackend(choice, &transport, &setup.unavailable);
   if (setup.result != alloySuccess || !transport) return setup;
@@ -70,6 +76,9 @@ NetSetup prepareNet(int rank, const std::vector<uint64_t>& hostOf, int cudaDevic
 
 alloyResult_t connectNet(net::NetChannel* channel, const std::vector<EndpointBlob>& blobs,
                          const std::vector<uint64_t>& hostOf, int rank) {
+  if (blobs.size() != hostOf.size() || rank < 0 || static_cast<size_t>(rank) >= blobs.size())
+    return fail(alloyInternalError, "connectNet: %zu blobs, %zu host entries, rank %d", blobs.size(), hostOf.size(),
+                rank);
   std::vector<std::vector<uint8_t>> addresses(blobs.size()), keys(blobs.size());
   for (size_t r = 0; r < blobs.size(); ++r) {
     if (hostOf[r] == hostOf[rank]) continue;

@@ -95,6 +95,17 @@ struct NetChannel::Region {
 // Signalling.
 enum class SendState { Idle, AwaitReady, PutSignalling, Completing, Putting, Flushing, Signalling };
 
+// Tests the request a send waits for (its putSignal or its flush); once it completed, the send moves on
+// to `next`. *done says whether it has.
+alloyResult_t awaitRequest(Transport* transport, Request* pending, SendState* state, SendState next, bool* moved,
+                           bool* done) {
+  ALLOY_TRY(transport->test(pending, done));
+  if (!*done) return alloySuccess;
+  *state = next;
+  *moved = true;
+  return alloySuccess;
+}
+
 // One rank on another host, and both directions of the protocol with it.
 struct NetChannel::Peer {
   int rank = 0;
@@ -324,11 +335,7 @@ alloyResult_t NetChannel::advanceSend(Peer& p, bool* moved) {
       [[fallthrough]];
     case SendState::Completing: {
       bool done = false;
-      ALLOY_TRY(transport_->test(&p.pending, &done));
-      if (!done) return alloySuccess;
-      p.send = SendState::Idle;
-      *moved = true;
-      return alloySuccess;
+      return awaitRequest(transport_.get(), &p.pending, &p.send, SendState::Idle, moved, &done);
     }
     case SendState::Putting:
       while (p.putBytes < p.sendBytes) {
@@ -350,10 +357,8 @@ alloyResult_t NetChannel::advanceSend(Peer& p, bool* moved) {
       [[fallthrough]];
     case SendState::Flushing: {
       bool done = false;
-      ALLOY_TRY(transport_->test(&p.pending, &done));
+      ALLOY_TRY(awaitRequest(transport_.get(), &p.pending, &p.send, SendState::Signalling, moved, &done));
       if (!done) return alloySuccess;
-      p.send = SendState::Signalling;
-      *moved = true;
     }
       [[fallthrough]];
     case SendState::Signalling: {

@@ -96,11 +96,11 @@ struct NetChannel::Region {
 enum class SendState { Idle, AwaitReady, PutSignalling, Completing, Putting, Flushing, Signalling };
 
 // Tests the request a send waits for (its putSignal or its flush); once it completed, the send moves on
-// to `next`. *done says whether it has.
-alloyResult_t awaitRequest(Transport* transport, Request* pending, SendState* state, SendState next, bool* moved,
-                           bool* done) {
-  ALLOY_TRY(transport->test(pending, done));
-  if (!*done) return alloySuccess;
+// to `next`.
+alloyResult_t awaitRequest(Transport* transport, Request* pending, SendState* state, SendState next, bool* moved) {
+  bool done = false;
+  ALLOY_TRY(transport->test(pending, &done));
+  if (!done) return alloySuccess;
   *state = next;
   *moved = true;
   return alloySuccess;
@@ -333,10 +333,8 @@ alloyResult_t NetChannel::advanceSend(Peer& p, bool* moved) {
       *moved = true;
     }
       [[fallthrough]];
-    case SendState::Completing: {
-      bool done = false;
-      return awaitRequest(transport_.get(), &p.pending, &p.send, SendState::Idle, moved, &done);
-    }
+    case SendState::Completing:
+      return awaitRequest(transport_.get(), &p.pending, &p.send, SendState::Idle, moved);
     case SendState::Putting:
       while (p.putBytes < p.sendBytes) {
         const size_t length = std::min(config_.geometry.slotBytes, p.sendBytes - p.putBytes);
@@ -355,11 +353,9 @@ alloyResult_t NetChannel::advanceSend(Peer& p, bool* moved) {
       }
       p.send = SendState::Flushing;
       [[fallthrough]];
-    case SendState::Flushing: {
-      bool done = false;
-      ALLOY_TRY(awaitRequest(transport_.get(), &p.pending, &p.send, SendState::Signalling, moved, &done));
-      if (!done) return alloySuccess;
-    }
+    case SendState::Flushing:
+      ALLOY_TRY(awaitRequest(transport_.get(), &p.pending, &p.send, SendState::Signalling, moved));
+      if (p.send != SendState::Signalling) return alloySuccess;
       [[fallthrough]];
     case SendState::Signalling: {
       const alloyResult_t r = transport_->signal(p.connection, p.key, headerOffset(p.mineThere),

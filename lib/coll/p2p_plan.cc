@@ -3,7 +3,7 @@
 #include "comm.h"
 #include "device_guard.h"
 #include "error.h"
-#include "ipc_transport.h"
+#include "local_transport.h"
 #include "launch_order.h"
 #include "net_rounds.h"
 #include "stream_word.h"
@@ -35,7 +35,7 @@ alloyResult_t appendTask(P2pLaunch* launch, int kind, int peer, const std::vecto
 }  // namespace
 
 P2pPlan::P2pPlan(alloyComm_t comm, Operation operation) : comm_(comm), sends_(comm->nranks), recvs_(comm->nranks) {
-  args_.comm = comm->ipc->deviceComm();
+  args_.comm = comm->local->deviceComm();
   args_.comm.operation = operation;
   args_.numTasks = 0;
 }
@@ -65,7 +65,7 @@ alloyResult_t P2pPlan::prepare(const char* function) {
     copies[k] = P2pSegment{selfSends[k].src, selfRecvs[k].dst, selfSends[k].bytes};
   }
 
-  const size_t lowLatencyMax = comm_->ipc->lowLatencyMaxBytes();
+  const size_t lowLatencyMax = comm_->local->lowLatencyMaxBytes();
   const std::vector<int>& localIndexOf = comm_->topology.localIndexOf;
   if (totalBytes(copies) > 0)
     ALLOY_TRY(appendTask(&args_, kP2pCopy, localIndexOf[me], copies, lowLatencyMax, function));

@@ -3,14 +3,14 @@
 #include "comm.h"
 #include "device_guard.h"
 #include "error.h"
-#include "ipc_transport.h"
+#include "local_transport.h"
 #include "launch_order.h"
 
 namespace alloy {
 
 ReducePlan::ReducePlan(alloyComm_t comm, alloyDataType_t type, alloyRedOp_t op, Operation operation)
     : comm_(comm), type_(type) {
-  args_.comm = comm->ipc->deviceComm();
+  args_.comm = comm->local->deviceComm();
   args_.comm.operation = operation;
   args_.op = op;
   args_.numTasks = 0;
@@ -18,7 +18,7 @@ ReducePlan::ReducePlan(alloyComm_t comm, alloyDataType_t type, alloyRedOp_t op, 
 
 // The protocol of a task moving `bytes` to or from each peer: every rank's plan sees the same byte count
 // for a given ring, so sender and receiver always agree.
-int ReducePlan::lowLatency(size_t bytes) const { return bytes <= comm_->ipc->lowLatencyMaxBytes(); }
+int ReducePlan::lowLatency(size_t bytes) const { return bytes <= comm_->local->lowLatencyMaxBytes(); }
 
 // A rank has at most nranks - 1 sends and one reduction, which kMaxReduceTasks (kMaxLocalRanks) holds.
 void ReducePlan::addSend(int peer, const void* src, size_t bytes) {

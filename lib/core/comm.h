@@ -13,7 +13,7 @@
 #include "topology.h"
 
 namespace alloy {
-class IpcTransport;
+class LocalTransport;
 class LaunchOrder;
 namespace net {
 class NetChannel;
@@ -33,10 +33,10 @@ struct alloyComm {
   // launches them in this order on every rank, so two ranks never queue them in opposite orders.
   uint64_t orderKey = 0;
   alloy::LocalTopology topology;
-  // Intra-node GPU transport; null on a host-only communicator, or when the GPUs cannot reach each
-  // other (gpuUnavailableReason then says why).
-  std::unique_ptr<alloy::IpcTransport> ipc;
-  // Orders the communicator's launches across streams; set together with ipc.
+  // The GPU engine's transport among the ranks of this host; null on a host-only communicator, or when
+  // the GPUs cannot reach each other (gpuUnavailableReason then says why).
+  std::unique_ptr<alloy::LocalTransport> local;
+  // Orders the communicator's launches across streams; set together with local.
   std::unique_ptr<alloy::LaunchOrder> launchOrder;
   std::string gpuUnavailableReason;
   // Between hosts: set on a GPU communicator that spans hosts when a transport connects them (served

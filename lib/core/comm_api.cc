@@ -5,7 +5,7 @@
 #include "comm.h"
 #include "device_guard.h"
 #include "error.h"
-#include "ipc_transport.h"
+#include "local_transport.h"
 #include "launch_order.h"
 #include "net_channel.h"
 #include "proxy_thread.h"
@@ -18,7 +18,7 @@ alloyComm::~alloyComm() {
     if (net) alloy::net::ProxyThread::remove(net.get());
     net.reset();
     launchOrder.reset();
-    ipc.reset();
+    local.reset();
   }
   int finalized = 0;
   MPI_Finalized(&finalized);
@@ -49,7 +49,7 @@ alloyResult_t checkGpuComm(alloyComm_t comm, const char* name) {
   if (comm->cudaDevice < 0)
     return fail(alloyInvalidUsage, "%s: the communicator is host-only (no CUDA device on rank %d)", name,
                 comm->rank);
-  if (!comm->ipc)
+  if (!comm->local)
     return fail(alloyNotSupported, "%s: GPU operations are unavailable on this communicator: %s", name,
                 comm->gpuUnavailableReason.c_str());
   alloyResult_t asyncError = commAsyncError(comm);
@@ -70,8 +70,8 @@ alloyResult_t checkGpuCommOneHost(alloyComm_t comm, const char* name) {
 }
 
 alloyResult_t commAsyncError(alloyComm_t comm) {
-  if (!comm->ipc) return alloySuccess;
-  const alloyResult_t kernels = comm->ipc->asyncError();
+  if (!comm->local) return alloySuccess;
+  const alloyResult_t kernels = comm->local->asyncError();
   if (kernels != alloySuccess || !comm->net) return kernels;
   return comm->net->error();
 }
@@ -79,9 +79,9 @@ alloyResult_t commAsyncError(alloyComm_t comm) {
 std::string describeAsyncError(alloyComm_t comm, alloyResult_t asyncError) {
   // The kernels' record comes first: the network channel's error, when it is the only one, carries its
   // own description (operation, peers, what was waited for).
-  if (comm->ipc->asyncError() == alloySuccess && comm->net && comm->net->error() != alloySuccess)
+  if (comm->local->asyncError() == alloySuccess && comm->net && comm->net->error() != alloySuccess)
     return comm->net->errorMessage();
-  const FaultRecord record = comm->ipc->faultRecord();
+  const FaultRecord record = comm->local->faultRecord();
   std::string peers;
   // The kernels know the ranks of this host by their position among them.
   for (int i = 0; i < comm->topology.localSize; ++i) {
@@ -114,7 +114,7 @@ extern "C" {
 ALLOY_API alloyResult_t alloyCommDestroy(alloyComm_t comm) {
   ALLOY_TRY(alloy::checkComm(comm, "alloyCommDestroy"));
   alloyResult_t result = alloySuccess;
-  if (comm->ipc) {
+  if (comm->local) {
     // Peers' kernels write into this rank's workspace: every rank drains its own device first, then
     // waits for all others, so no kernel anywhere still touches memory about to be unmapped.
     alloy::DeviceGuard guard(comm->cudaDevice);
@@ -138,9 +138,9 @@ ALLOY_API alloyResult_t alloyCommDestroy(alloyComm_t comm) {
 
 ALLOY_API alloyResult_t alloyCommAbort(alloyComm_t comm) {
   ALLOY_TRY(alloy::checkComm(comm, "alloyCommAbort"));
-  if (comm->ipc) {
+  if (comm->local) {
     alloy::DeviceGuard guard(comm->cudaDevice);
-    comm->ipc->abort();
+    comm->local->abort();
     // The proxy fails the network channel and releases its doorbell, so no stream waits on it.
     if (comm->net) comm->net->abort();
     cudaDeviceSynchronize();  // kernels see the abort flag and return; the error is already recorded

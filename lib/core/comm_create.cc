@@ -7,7 +7,7 @@
 #include "device_select.h"
 #include "env.h"
 #include "error.h"
-#include "ipc_transport.h"
+#include "local_transport.h"
 #include "launch_order.h"
 #include "log.h"
 #include "net_channel.h"
@@ -81,7 +81,7 @@ alloyResult_t fillGpuIdentity(int device, EndpointBlob* blob) {
 // Sets up the GPU engine among the ranks of this host. A failure here leaves a working host-side
 // communicator whose GPU operations report the reason; every rank agrees so that no rank launches kernels
 // that wait for a peer that can't.
-bool connectGpu(alloyComm* comm, std::unique_ptr<IpcTransport> prepared, alloyResult_t prepareResult,
+bool connectGpu(alloyComm* comm, std::unique_ptr<LocalTransport> prepared, alloyResult_t prepareResult,
                 std::string reason) {
   alloyResult_t result = prepareResult;
   std::unique_ptr<LaunchOrder> order;
@@ -94,7 +94,7 @@ bool connectGpu(alloyComm* comm, std::unique_ptr<IpcTransport> prepared, alloyRe
   if (result != alloySuccess && reason.empty()) reason = lastError();
   result = agree(comm->mpiComm, result, "GPU transport set-up");
   if (result == alloySuccess) {
-    comm->ipc = std::move(prepared);
+    comm->local = std::move(prepared);
     comm->launchOrder = std::move(order);
     return true;
   }
@@ -184,14 +184,14 @@ alloyResult_t build(alloyComm* comm, const alloyConfig_t& config) {
   ALLOY_TRY(gatherHosts(comm->mpiComm, mine.hostHash, comm->nranks, &hostOf));
   comm->topology = computeLocalTopology(hostOf, comm->rank);
   fillEngineSettings(comm->topology.localSize, &mine);
-  std::unique_ptr<IpcTransport> transport;
+  std::unique_ptr<LocalTransport> transport;
   alloyResult_t prepared = alloyInvalidUsage;
   std::string unpreparedReason = "this rank has no CUDA device (host-only communicator)";
   NetSetup netSetup;
   if (comm->cudaDevice >= 0) {
     DeviceGuard guard(comm->cudaDevice);
     ALLOY_TRY(agree(comm->mpiComm, fillGpuIdentity(comm->cudaDevice, &mine), "GPU identification"));
-    prepared = IpcTransport::prepare(comm->cudaDevice, comm->topology.localSize, comm->timeoutMs, &mine, &transport);
+    prepared = prepareLocalTransport(comm->cudaDevice, comm->topology.localSize, comm->timeoutMs, &mine, &transport);
     unpreparedReason = prepared == alloySuccess ? "" : lastError();
     if (comm->topology.spansHosts()) netSetup = prepareNet(comm->rank, hostOf, comm->cudaDevice, comm->timeoutMs, &mine);
   } else {

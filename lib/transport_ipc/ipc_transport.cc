@@ -202,4 +202,12 @@ alloyResult_t IpcTransport::setSequencesForTest(uint64_t value) {
   return alloySuccess;
 }
 
+alloyResult_t prepareLocalTransport(int device, int nranks, long long timeoutMs, EndpointBlob* blob,
+                                    std::unique_ptr<LocalTransport>* out) {
+  std::unique_ptr<IpcTransport> ipc;
+  ALLOY_TRY(IpcTransport::prepare(device, nranks, timeoutMs, blob, &ipc));
+  *out = std::move(ipc);
+  return alloySuccess;
+}
+
 }  // namespace alloy

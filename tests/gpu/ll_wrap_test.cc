@@ -9,7 +9,7 @@
 
 #include "comm.h"
 #include "gpu_test_util.h"
-#include "ipc_transport.h"
+#include "local_transport.h"
 
 namespace alloytest {
 namespace {
@@ -36,7 +36,7 @@ TEST_F(LowLatencyWrap, SequencesCrossTwoToThe32) {
   const uint64_t start = (1ull << 32) - 5;
   CUDA_ASSERT_OK(cudaStreamSynchronize(stream));
   MPI_Barrier(MPI_COMM_WORLD);  // no operation in flight anywhere
-  ALLOY_ASSERT_OK(comm->ipc->setSequencesForTest(start));
+  ALLOY_ASSERT_OK(comm->local->setSequencesForTest(start));
   MPI_Barrier(MPI_COMM_WORLD);  // every rank's counters set before any rank sends
   const size_t kAlltoallCounts[] = {8, 1000, 4096, 40000, 262144};  // bytes per peer, low-latency
   for (int i = 0; i < 16; ++i) {

@@ -10,7 +10,7 @@
 
 #include "comm.h"
 #include "gpu_test_util.h"
-#include "ipc_transport.h"
+#include "local_transport.h"
 
 namespace alloytest {
 namespace {
@@ -26,7 +26,7 @@ TEST_F(Residency, ManyChannelsAreClampedToWhatTheGpuHolds) {
 
   // The invariant, from what every rank published: channels x widest launch x ranks sharing a GPU
   // fits in that GPU's resident blocks (or a single channel, the least there is).
-  const int channels = wide->ipc->deviceComm().channels;
+  const int channels = wide->local->deviceComm().channels;
   const int widest = 2 * nranks - 1;
   for (int r = 0; r < nranks; ++r) {
     const alloy::EndpointBlob& b = wide->blobs[r];

@@ -20,10 +20,6 @@ class Faults : public CommTest {
     if (nranks < 2) GTEST_SKIP() << "needs a peer";
   }
 
-  static double secondsSince(std::chrono::steady_clock::time_point t0) {
-    return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  }
-
   // The CUDA context took no error, and a fresh communicator moves data correctly.
   void contextAndFreshCommunicatorWork() {
     CUDA_EXPECT_OK(cudaGetLastError());
@@ -40,10 +36,8 @@ class Faults : public CommTest {
 
 TEST_F(Faults, PeerThatNeverJoinsTimesOutAndNamesIt) {
   constexpr int kTimeoutMs = 2000;
-  alloyConfig_t config = ALLOY_CONFIG_INITIALIZER;
-  config.timeoutMs = kTimeoutMs;
   alloyComm_t c = nullptr;
-  ALLOY_ASSERT_OK(alloyCommCreateFromMPI(MPI_COMM_WORLD, &config, &c));
+  ALLOY_ASSERT_OK(createCommWithTimeout(kTimeoutMs, &c));
   if (rank == 0) {
     // An allreduce no peer joins, and an alltoall queued behind it: its copy to itself needs no peer,
     // so only the check on entry keeps it from writing recvbuff after the communicator failed.
@@ -60,11 +54,7 @@ TEST_F(Faults, PeerThatNeverJoinsTimesOutAndNamesIt) {
     EXPECT_GE(waited, 0.9 * kTimeoutMs / 1000.0);
     EXPECT_LE(waited, kTimeoutMs / 1000.0 + 2.0) << "the queued operation should not wait a timeout of its own";
 
-    alloyResult_t asyncError = alloySuccess;
-    ALLOY_EXPECT_OK(alloyCommGetAsyncError(c, &asyncError));
-    EXPECT_EQ(asyncError, alloyTimeout);
-    const std::string message = alloyGetLastError(c);
-    std::printf("[ fault     ] after %.2f s: %s\n", waited, message.c_str());
+    const std::string message = expectTimedOut(c, waited);
     for (const char* needle : {"alloyAllReduce", "timed out", "rank 0", "for rank(s) 1", " ms", "2000 ms"})
       EXPECT_NE(message.find(needle), std::string::npos) << "the message should name \"" << needle << "\": " << message;
     const std::vector<uint8_t> got = recv.download(stream);
@@ -80,10 +70,9 @@ TEST_F(Faults, PeerThatNeverJoinsTimesOutAndNamesIt) {
 }
 
 TEST_F(Faults, AbortStopsAWaitingKernel) {
-  alloyConfig_t config = ALLOY_CONFIG_INITIALIZER;
-  config.timeoutMs = 120000;  // far longer than the test: only the abort can end the wait
   alloyComm_t c = nullptr;
-  ALLOY_ASSERT_OK(alloyCommCreateFromMPI(MPI_COMM_WORLD, &config, &c));
+  // Far longer than the test: only the abort can end the wait.
+  ALLOY_ASSERT_OK(createCommWithTimeout(120000, &c));
   if (rank == 0) {
     DeviceBuffer send(1 << 20), recv(1 << 20);
     ASSERT_TRUE(send.ok() && recv.ok());

@@ -282,6 +282,25 @@ void CommTest::TearDown() {
   trace_.reset();
 }
 
+alloyResult_t CommTest::createCommWithTimeout(long long timeoutMs, alloyComm_t* c) {
+  alloyConfig_t config = ALLOY_CONFIG_INITIALIZER;
+  config.timeoutMs = timeoutMs;
+  return alloyCommCreateFromMPI(MPI_COMM_WORLD, &config, c);
+}
+
+double CommTest::secondsSince(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+std::string CommTest::expectTimedOut(alloyComm_t c, double waited) {
+  alloyResult_t asyncError = alloySuccess;
+  ALLOY_EXPECT_OK(alloyCommGetAsyncError(c, &asyncError));
+  EXPECT_EQ(asyncError, alloyTimeout);
+  const std::string message = alloyGetLastError(c);
+  std::printf("[ fault     ] after %.2f s: %s\n", waited, message.c_str());
+  return message;
+}
+
 bool CommTest::allRanksOk(bool ok) const {
   int mine = ok ? 1 : 0, all = 0;
   MPI_Allreduce(&mine, &all, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);

@@ -15,6 +15,7 @@
 #include <gtest/gtest.h>
 #include <mpi.h>
 
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -202,6 +203,13 @@ class CommTest : public ::testing::Test {
  protected:
   void SetUp() override;
   void TearDown() override;
+
+  // Fault tests: a second communicator over MPI_COMM_WORLD whose waits give up after timeoutMs
+  // (collective), the seconds since t0, and the check that c failed with alloyTimeout: it prints c's
+  // message with the seconds waited and returns the message for the test's own checks.
+  static alloyResult_t createCommWithTimeout(long long timeoutMs, alloyComm_t* c);
+  static double secondsSince(std::chrono::steady_clock::time_point t0);
+  static std::string expectTimedOut(alloyComm_t c, double waited);
 
   // true on every rank when ok is true on every rank: for agreement before steps that involve peers.
   bool allRanksOk(bool ok) const;

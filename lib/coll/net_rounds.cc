@@ -6,7 +6,7 @@ namespace alloy {
 namespace {
 
 // Lays one peer's segments end to end and cuts them into windows of `capacity` bytes: window r belongs
-// to round r. copy(r, boxOffset, segment, segmentOffset, length) is called for every piece of a segment
+// to round r. copy(r, offsetInBox, segment, segmentOffset, length) is called for every piece of a segment
 // within one window, message(r, bytes) once per non-empty window.
 template <typename Copy, typename Message>
 void cutPeer(const std::vector<P2pSegment>& segments, size_t capacity, Copy copy, Message message) {
@@ -33,24 +33,24 @@ std::vector<NetRound> cutIntoRounds(const net::NetChannel& channel, const std::v
     while (rounds.size() <= r) {
       rounds.emplace_back();
       rounds.back().operation.operation = operation;
+      rounds.back().operation.round = rounds.size() - 1;
     }
     return rounds[r];
   };
   const size_t capacity = channel.capacity();
   for (int peer = 0; peer < static_cast<int>(localIndexOf.size()); ++peer) {
     if (localIndexOf[peer] >= 0) continue;
-    char* outbox = channel.outbox(peer);
-    const char* inbox = channel.inbox(peer);
+    const auto box = [](size_t r) { return static_cast<int>(r % net::NetChannel::kBoxes); };
     cutPeer(
         sends[peer], capacity,
-        [&](size_t r, size_t box, const P2pSegment& s, size_t offset, size_t length) {
-          round(r).stageIn.push_back(StagedCopy{outbox + box, s.src + offset, length});
+        [&](size_t r, size_t at, const P2pSegment& s, size_t offset, size_t length) {
+          round(r).stageIn.push_back(StagedCopy{channel.outbox(peer, box(r)) + at, s.src + offset, length});
         },
         [&](size_t r, size_t bytes) { round(r).operation.sends.push_back(net::NetMessage{peer, bytes}); });
     cutPeer(
         recvs[peer], capacity,
-        [&](size_t r, size_t box, const P2pSegment& s, size_t offset, size_t length) {
-          round(r).stageOut.push_back(StagedCopy{s.dst + offset, inbox + box, length});
+        [&](size_t r, size_t at, const P2pSegment& s, size_t offset, size_t length) {
+          round(r).stageOut.push_back(StagedCopy{s.dst + offset, channel.inbox(peer, box(r)) + at, length});
         },
         [&](size_t r, size_t bytes) { round(r).operation.recvs.push_back(net::NetMessage{peer, bytes}); });
   }

@@ -1,7 +1,8 @@
 // The part of a point-to-point plan that crosses hosts, cut into rounds the network channel carries:
 // per peer on another host and direction, each round moves the next capacity() bytes of the messages
 // to or from it, laid end to end in staging. A round is copies from user buffers into the outboxes, one
-// operation of the channel, then copies from the inboxes into user buffers, all on the caller's stream.
+// operation of the channel, then copies from the inboxes into user buffers, all on the caller's stream;
+// round r uses the channel's box r % kBoxes, so that consecutive rounds overlap.
 // Sender and receiver cut a pair's bytes alike, so their rounds match.
 #pragma once
 

@@ -93,23 +93,31 @@ alloyResult_t P2pPlan::launch(cudaStream_t stream, const char* function) {
   if (args_.numTasks == 0 && rounds_.empty()) return alloySuccess;
   DeviceGuard guard(comm_->cudaDevice);
   return comm_->launchOrder->enqueue(stream, function, [&](bool captured) {
-    // Per round: the stream stages the send bytes, rings the doorbell, and once the proxy has cleared it
-    // copies the received bytes out. The kernel serves this host while the first round is on the wire.
-    // Everything is stream-ordered, so it captures into a graph; a captured round stays in the channel
-    // so that every replay rings the same operation.
-    void* doorbell = rounds_.empty() ? nullptr : comm_->net->doorbellForDevice();
-    for (size_t r = 0; r < rounds_.size(); ++r) {
+    // Per round: the stream stages the send bytes into the round's box and rings its doorbell; once the
+    // proxy has cleared it, the stream copies the received bytes out. Round r + 1 is staged and rung
+    // before the wait for round r, in the other box: its copy in runs while round r is on the wire, and
+    // round r's copy out while round r + 1 is (the copy engines and the network work side by side).
+    // The box of round r + 1 is free by then: its previous user, round r - 1, was waited for and copied
+    // out before. The kernel serves this host while the first round is on the wire. Everything is
+    // stream-ordered, so it captures into a graph; a captured round stays in the channel so that every
+    // replay rings the same operation.
+    net::NetChannel* channel = comm_->net.get();
+    const auto bell = [&](size_t r) { return channel->doorbellForDevice(static_cast<int>(r % net::NetChannel::kBoxes)); };
+    const auto ring = [&](size_t r) -> alloyResult_t {
       for (const StagedCopy& c : rounds_[r].stageIn)
         ALLOY_CUDA_TRY(cudaMemcpyAsync(c.dst, c.src, c.bytes, cudaMemcpyDefault, stream));
       uint32_t id = 0;
-      ALLOY_TRY(comm_->net->addOperation(std::move(rounds_[r].operation), captured, &id));
-      ALLOY_TRY(streamWriteWord(stream, doorbell, id + 1, function));
-      if (r == 0 && args_.numTasks > 0) ALLOY_TRY(kernelLaunched(launchP2p(args_, stream), function));
-      ALLOY_TRY(streamWaitWordEquals(stream, doorbell, 0, function));
+      ALLOY_TRY(channel->addOperation(std::move(rounds_[r].operation), captured, &id));
+      return streamWriteWord(stream, bell(r), id + 1, function);
+    };
+    if (!rounds_.empty()) ALLOY_TRY(ring(0));
+    if (args_.numTasks > 0 || rounds_.empty()) ALLOY_TRY(kernelLaunched(launchP2p(args_, stream), function));
+    for (size_t r = 0; r < rounds_.size(); ++r) {
+      if (r + 1 < rounds_.size()) ALLOY_TRY(ring(r + 1));
+      ALLOY_TRY(streamWaitWordEquals(stream, bell(r), 0, function));
       for (const StagedCopy& c : rounds_[r].stageOut)
         ALLOY_CUDA_TRY(cudaMemcpyAsync(c.dst, c.src, c.bytes, cudaMemcpyDefault, stream));
     }
-    if (rounds_.empty()) ALLOY_TRY(kernelLaunched(launchP2p(args_, stream), function));
     return alloySuccess;
   });
 }

@@ -144,8 +144,6 @@ alloyResult_t NetChannel::prepare(const NetChannelConfig& config, std::unique_pt
   c->transport_ = std::move(transport);
   c->eagerBytes_ = std::min(static_cast<size_t>(envInt("ALLOY_NET_EAGER_BYTES", 64 << 10, 0, 1 << 30)),
                             c->transport_->maxPutSignalBytes());
-  const NetGeometry& g = config.geometry;
-
   c->peerIndex_.assign(config.nranks, -1);
   for (int r = 0; r < config.nranks; ++r) {
     if (config.hostOf[r] == config.hostOf[config.rank]) continue;
@@ -158,9 +156,9 @@ alloyResult_t NetChannel::prepare(const NetChannelConfig& config, std::unique_pt
     c->peers_.push_back(std::move(p));
   }
   const size_t remote = c->peers_.size();
-  ALLOY_TRY(Region::allocate(config.cudaDevice, c->inboxOffset(remote, remote), &c->staging_));
-  ALLOY_TRY(Region::allocate(config.cudaDevice, std::max<size_t>(remote * g.capacity(), 1), &c->outbox_));
-  ALLOY_TRY(Region::allocate(config.cudaDevice, kLine, &c->bell_));
+  ALLOY_TRY(Region::allocate(config.cudaDevice, c->inboxOffset(remote, 0, kBoxes), &c->staging_));
+  ALLOY_TRY(Region::allocate(config.cudaDevice, std::max<size_t>(c->outboxOffset(0, kBoxes), 1), &c->outbox_));
+  ALLOY_TRY(Region::allocate(config.cudaDevice, kBoxes * kBellStride * sizeof(uint32_t), &c->bell_));
   ALLOY_TRY(c->staging_->registerWith(c->transport_.get(), key));
   ALLOY_TRY(c->outbox_->registerWith(c->transport_.get(), nullptr));
   c->doorbell_ = reinterpret_cast<volatile uint32_t*>(c->bell_->base);
@@ -206,22 +204,27 @@ size_t NetChannel::remoteOrdinal(int viewer, int rank) const {
 }
 
 // Staging layout of a rank with `remote` ranks on other hosts (peers write into it): a control line per
-// remote rank, then the inboxes, page-aligned. A sender addresses the receiver's staging with the
-// receiver's count, which differs from its own where hosts hold different numbers of ranks.
+// remote rank, then the inboxes, page-aligned, box by box. A sender addresses the receiver's staging
+// with the receiver's count, which differs from its own where hosts hold different numbers of ranks.
 size_t NetChannel::readyOffset(size_t peer) const { return peer * kLine; }
 size_t NetChannel::headerOffset(size_t peer) const { return peer * kLine + sizeof(uint64_t); }
-size_t NetChannel::inboxOffset(size_t remote, size_t peer) const {
-  return roundUp(remote * kLine, kPage) + peer * config_.geometry.capacity();
+size_t NetChannel::inboxOffset(size_t remote, size_t peer, int box) const {
+  return roundUp(remote * kLine, kPage) + (static_cast<size_t>(box) * remote + peer) * config_.geometry.capacity();
+}
+size_t NetChannel::outboxOffset(size_t peer, int box) const {
+  return (static_cast<size_t>(box) * peers_.size() + peer) * config_.geometry.capacity();
 }
 
-char* NetChannel::outbox(int peer) const {
+char* NetChannel::outbox(int peer, int box) const {
   const int index = peer >= 0 && peer < config_.nranks ? peerIndex_[peer] : -1;
-  return index < 0 ? nullptr : outbox_->base + static_cast<size_t>(index) * config_.geometry.capacity();
+  if (index < 0 || box < 0 || box >= kBoxes) return nullptr;
+  return outbox_->base + outboxOffset(static_cast<size_t>(index), box);
 }
 
-const char* NetChannel::inbox(int peer) const {
+const char* NetChannel::inbox(int peer, int box) const {
   const int index = peer >= 0 && peer < config_.nranks ? peerIndex_[peer] : -1;
-  return index < 0 ? nullptr : staging_->base + inboxOffset(peers_.size(), static_cast<size_t>(index));
+  if (index < 0 || box < 0 || box >= kBoxes) return nullptr;
+  return staging_->base + inboxOffset(peers_.size(), static_cast<size_t>(index), box);
 }
 
 alloyResult_t NetChannel::addOperation(NetOperation operation, bool persistent, uint32_t* id) {
@@ -263,14 +266,46 @@ void NetChannel::releaseOperation(uint32_t id) {
   freeIds_.push_back(id);
 }
 
-alloyResult_t NetChannel::start(uint32_t id) {
+// A rung doorbell whose operation is to start now: of two, the earlier round of the launch (the stream
+// rings round r + 1 before it waits for round r). An id that names no operation is start()'s to report.
+// The words are read twice once one was found rung: a single pass could read round r's box before the
+// stream rang it and round r + 1's after, and start r + 1 first. Round r + 1 is rung after round r, so
+// once it was seen, a second read of round r's box sees round r.
+int NetChannel::nextBox() {
+  bool rung = false;
+  for (int b = 0; b < kBoxes && !rung; ++b)
+    rung = __atomic_load_n(const_cast<const uint32_t*>(doorbell(b)), __ATOMIC_ACQUIRE) != 0;
+  if (!rung) return -1;
+  int box = -1;
+  size_t round = 0;
+  for (int b = 0; b < kBoxes; ++b) {
+    const uint32_t bell = __atomic_load_n(const_cast<const uint32_t*>(doorbell(b)), __ATOMIC_ACQUIRE);
+    if (bell == 0) continue;
+    size_t r = 0;
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      if (bell - 1 < operations_.size() && operations_[bell - 1]) r = operations_[bell - 1]->round;
+    }
+    if (box < 0 || r < round) {
+      box = b;
+      round = r;
+    }
+  }
+  return box;
+}
+
+alloyResult_t NetChannel::start(uint32_t id, int box) {
+  currentId_ = id;
+  currentBox_ = box;
   {
     std::lock_guard<std::mutex> lock(mutex_);
     if (id >= operations_.size() || !operations_[id])
-      return fail(alloyInternalError, "net: the doorbell rang for operation %u, which does not exist", id);
+      return fail(alloyInternalError, "net: doorbell %d rang for operation %u, which does not exist", box, id);
     current_ = operations_[id];
   }
-  currentId_ = id;
+  if (current_->round % kBoxes != static_cast<size_t>(box))
+    return fail(alloyInternalError, "net: doorbell %d rang for operation %u of round %zu, which is staged in box %zu",
+                box, id, current_->round, current_->round % kBoxes);
   for (const NetMessage& m : current_->sends) {
     Peer& p = *peers_[peerIndex_[m.peer]];
     ++p.sendOps;
@@ -298,7 +333,7 @@ void NetChannel::finish() {
            error() == alloySuccess ? "done" : "released (failed)");
   current_.reset();
   releaseOperation(id);
-  __atomic_store_n(const_cast<uint32_t*>(doorbell_), 0u, __ATOMIC_RELEASE);
+  __atomic_store_n(const_cast<uint32_t*>(doorbell(currentBox_)), 0u, __ATOMIC_RELEASE);
 }
 
 // Sending to p: once p is ready for this operation, a transfer of up to eagerBytes_ goes as one
@@ -323,8 +358,9 @@ alloyResult_t NetChannel::advanceSend(Peer& p, bool* moved) {
       p.send = SendState::PutSignalling;
       [[fallthrough]];
     case SendState::PutSignalling: {
-      const alloyResult_t r = transport_->putSignal(p.connection, outbox_->base + p.index * capacity(), p.sendBytes,
-                                                    p.key, inboxOffset(p.remoteThere, p.mineThere),
+      const alloyResult_t r = transport_->putSignal(p.connection, outbox_->base + outboxOffset(p.index, currentBox_),
+                                                    p.sendBytes, p.key,
+                                                    inboxOffset(p.remoteThere, p.mineThere, currentBox_),
                                                     headerOffset(p.mineThere), transferHeader(p.sendOps, p.sendBytes),
                                                     &p.pending);
       if (r == alloyInProgress) return alloySuccess;
@@ -338,9 +374,9 @@ alloyResult_t NetChannel::advanceSend(Peer& p, bool* moved) {
     case SendState::Putting:
       while (p.putBytes < p.sendBytes) {
         const size_t length = std::min(config_.geometry.slotBytes, p.sendBytes - p.putBytes);
-        const alloyResult_t r = transport_->put(p.connection, outbox_->base + p.index * capacity() + p.putBytes,
-                                                outbox_->registration, p.key,
-                                                inboxOffset(p.remoteThere, p.mineThere) + p.putBytes, length, nullptr);
+        const alloyResult_t r = transport_->put(
+            p.connection, outbox_->base + outboxOffset(p.index, currentBox_) + p.putBytes, outbox_->registration,
+            p.key, inboxOffset(p.remoteThere, p.mineThere, currentBox_) + p.putBytes, length, nullptr);
         if (r == alloyInProgress) return alloySuccess;
         ALLOY_TRY(r);
         p.putBytes += length;
@@ -398,25 +434,32 @@ bool NetChannel::progress() {
   if (abortRequested_.load(std::memory_order_acquire) && error() == alloySuccess)
     failWith(alloyRemoteError, "aborted by alloyCommAbort on this rank");
   if (!current_) {
-    const uint32_t bell = __atomic_load_n(const_cast<const uint32_t*>(doorbell_), __ATOMIC_ACQUIRE);
     // Between operations nothing is in flight (an operation ends once its puts completed and its
     // signals went out); the transport was driven above, so that peers' puts land.
-    if (bell == 0) return false;
-    const alloyResult_t r = error() == alloySuccess ? start(bell - 1) : error();
+    const int box = nextBox();
+    if (box < 0) return false;
+    const uint32_t id = __atomic_load_n(const_cast<const uint32_t*>(doorbell(box)), __ATOMIC_ACQUIRE) - 1;
+    const alloyResult_t r = error() == alloySuccess ? start(id, box) : error();
     if (r != alloySuccess) {
       if (error() == alloySuccess) failWith(r, lastError());
       // A failed channel moves nothing: the stream goes on, and the error reaches the caller.
-      currentId_ = bell - 1;
+      currentId_ = id;
+      currentBox_ = box;
       finish();
       return false;
     }
   }
   bool moved = false;
   alloyResult_t r = alloySuccess;
-  for (auto& p : peers_) {
-    if (r == alloySuccess) r = advanceSend(*p, &moved);
+  // Receives first: a "ready" to every sender goes out before this rank's own puts, which over tcp and
+  // shared memory keep this thread copying for as long as the wire takes. Sent after them, a peer that
+  // sends to this rank waited that long before it started, and the two directions of a pair ran one
+  // after the other (seen in a proxy trace of 2 virtual hosts over tcp on 2xH200) instead of side by
+  // side, as they must where a NIC moves the bytes.
+  for (auto& p : peers_)
     if (r == alloySuccess) r = advanceRecv(*p, &moved);
-  }
+  for (auto& p : peers_)
+    if (r == alloySuccess) r = advanceSend(*p, &moved);
   if (r != alloySuccess) failWith(r, lastError());
   const long long now = Clock::now().time_since_epoch().count();
   if (moved) lastMove_ = now;

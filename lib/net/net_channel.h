@@ -3,17 +3,20 @@
 // has the picture.
 //
 // An operation moves, per rank on another host, at most capacity() bytes each way through staging: the
-// caller puts the send bytes into outbox(peer) beforehand and takes the received bytes from inbox(peer)
-// afterwards (on a GPU: copies on the caller's stream; larger transfers are cut into several
-// operations). The proxy itself issues no CUDA work: anything it did on the GPU could be queued by the
+// caller puts the send bytes into outbox(peer, box) beforehand and takes the received bytes from
+// inbox(peer, box) afterwards (on a GPU: copies on the caller's stream; larger transfers are cut into
+// several operations, round r using box r % kBoxes). The proxy itself issues no CUDA work: anything it did on the GPU could be queued by the
 // hardware behind the stream that waits for it, and deadlock (CUDA orders work only by what it sees).
 //
-// Work arrives through a doorbell: one 32-bit word in host memory that the GPU reaches. The stream (or,
-// in the host-memory tests, a thread) writes an operation's id + 1 once the send bytes are staged; the
-// proxy moves the bytes and writes 0 once every receive has landed and every put has completed (the
-// outbox may then be refilled); the stream waits for that 0. Both are stream memory operations: no SM
-// spins, and a CUDA graph replays them with no host callback. A communicator's launches are ordered, so
-// at most one operation is rung at a time.
+// Work arrives through a doorbell per box: a 32-bit word in host memory that the GPU reaches. The stream
+// (or, in the host-memory tests, a thread) writes an operation's id + 1 once the send bytes are staged in
+// the operation's box; the proxy moves the bytes and writes 0 once every receive has landed and every
+// put has completed (that box's outboxes may then be refilled, its inboxes read); the stream waits for
+// that 0. Both are stream memory operations: no SM spins, and a CUDA graph replays them with no host
+// callback. Two boxes used in turn let the stream stage round r + 1 while round r is on the wire and
+// copy round r out while round r + 1 is: the stream rings round r + 1 before it waits for round r, so
+// at most two operations are rung at once, consecutive rounds of one launch (a communicator's launches
+// are ordered); the proxy serves them in round order, one at a time.
 //
 // The protocol, per ordered pair of ranks on different hosts, counting the operations in which the pair
 // exchanges bytes in that direction: the receiver, once its doorbell rings (its inbox for the sender is
@@ -60,6 +63,7 @@ struct NetMessage {
 
 struct NetOperation {
   int operation = 0;  // alloy::Operation, for error messages
+  size_t round = 0;   // its round in the launch: staged in box round % kBoxes, served after round - 1
   std::vector<NetMessage> sends;  // at most one per peer
   std::vector<NetMessage> recvs;  // at most one per peer
 };
@@ -75,6 +79,8 @@ struct NetChannelConfig {
 
 class NetChannel {
  public:
+  // Staging boxes per peer and direction, and doorbells: the stream fills one while the other travels.
+  static constexpr int kBoxes = 2;
   // Allocates and registers the staging memory with transport, and fills the bytes a peer needs:
   // *address (transport address) and *key (packed key of the registered region).
   static alloyResult_t prepare(const NetChannelConfig& config, std::unique_ptr<Transport> transport,
@@ -91,15 +97,16 @@ class NetChannel {
   // Stores an operation and gives its id (what the doorbell carries, minus 1). A persistent operation
   // (captured into a CUDA graph) stays until the channel is destroyed; any other is freed once done.
   alloyResult_t addOperation(NetOperation operation, bool persistent, uint32_t* id);
-  // The doorbell: host address, and the address the GPU uses (equal under UVA; the host one without CUDA).
-  volatile uint32_t* doorbell() const { return doorbell_; }
-  void* doorbellForDevice() const { return doorbellDevice_; }
-  // Staging of a rank on another host (pinned and mapped when the channel has a device): capacity()
-  // bytes each. Fill outbox(peer) before ringing; read inbox(peer) after the doorbell cleared. nullptr
-  // for a rank that is not on another host.
+  // The doorbell of a box (0 .. kBoxes - 1): host address, and the address the GPU uses (equal under UVA;
+  // the host one without CUDA).
+  volatile uint32_t* doorbell(int box) const { return doorbell_ + box * kBellStride; }
+  void* doorbellForDevice(int box) const { return static_cast<uint32_t*>(doorbellDevice_) + box * kBellStride; }
+  // Staging of a rank on another host in a box (pinned and mapped when the channel has a device):
+  // capacity() bytes each. Fill outbox(peer, box) before ringing the box's doorbell; read
+  // inbox(peer, box) after it cleared. nullptr for a rank that is not on another host.
   size_t capacity() const { return config_.geometry.capacity(); }
-  char* outbox(int peer) const;
-  const char* inbox(int peer) const;
+  char* outbox(int peer, int box) const;
+  const char* inbox(int peer, int box) const;
 
   // The proxy's step: drives the transport and the operation in hand. Returns whether anything is under
   // way (an operation rung, data or credits in flight), so that an idle proxy may sleep.
@@ -129,10 +136,15 @@ class NetChannel {
   // (ready word, header word) and the inbox of its remote peer number `peer`.
   size_t readyOffset(size_t peer) const;
   size_t headerOffset(size_t peer) const;
-  size_t inboxOffset(size_t remote, size_t peer) const;
+  size_t inboxOffset(size_t remote, size_t peer, int box) const;
+  size_t outboxOffset(size_t peer, int box) const;
+  // The box whose operation is to start next (a rung doorbell; of two, the earlier round), or -1.
+  int nextBox();
 
   void releaseOperation(uint32_t id);
-  alloyResult_t start(uint32_t id);
+  // The doorbells lie a cache line apart (in 32-bit words).
+  static constexpr int kBellStride = 16;
+  alloyResult_t start(uint32_t id, int box);
   void finish();
   alloyResult_t advanceSend(Peer& p, bool* moved);
   alloyResult_t advanceRecv(Peer& p, bool* moved);
@@ -146,7 +158,7 @@ class NetChannel {
   std::vector<int> peerIndex_;                // by communicator rank: index into peers_, or -1
   std::unique_ptr<Region> staging_;  // registered: control lines, inboxes
   std::unique_ptr<Region> outbox_;   // registered: outboxes
-  std::unique_ptr<Region> bell_;     // the doorbell word
+  std::unique_ptr<Region> bell_;     // the doorbell words
   volatile uint32_t* doorbell_ = nullptr;
   void* doorbellDevice_ = nullptr;
 
@@ -158,6 +170,7 @@ class NetChannel {
   // The operation in hand, and when a counter last moved (steady_clock ticks): proxy thread only.
   std::shared_ptr<const NetOperation> current_;
   uint32_t currentId_ = 0;
+  int currentBox_ = 0;
   long long lastMove_ = 0;
 
   std::atomic<bool> abortRequested_{false};

@@ -1,9 +1,11 @@
 // NetChannel and the proxy thread between MPI ranks, driven as the library drives them but with host
 // buffers. A transfer is what a collective hands the channel: messages to and from peers on other
 // hosts, in user buffers. As lib/coll/net_rounds.cc does, the test lays each peer's messages end to end
-// and cuts them into windows of capacity() bytes, window r going in operation ("round") r: it copies
-// each peer's window into outbox(peer), adds the operation, rings the doorbell as the GPU stream would,
-// waits for the proxy's release, then copies each window out of inbox(peer) into the receive buffers.
+// and cuts them into windows of capacity() bytes, window r going in operation ("round") r through box
+// b = r % kBoxes: it copies each peer's window into outbox(peer, b), adds the operation, rings box b's
+// doorbell as the GPU stream would, and, as the stream does, stages and rings round r + 1 in the other
+// box before it waits for round r's release and copies each window out of inbox(peer, b) into the
+// receive buffers.
 //
 // Every received byte is checked against a reference the receiver computes on its own (net_test_util.h:
 // seed, transfer, source, target, message), never from the sender's buffers. Receive buffers are
@@ -79,6 +81,9 @@ size_t shapedBytes(uint64_t shape, uint64_t draw, NetGeometry g) {
   }
 }
 
+// The staging box of a round, as lib/coll/net_rounds.cc picks it.
+int boxOf(size_t round) { return static_cast<int>(round % NetChannel::kBoxes); }
+
 // A parameterized case's name in the test's name.
 template <typename Case>
 std::string paramName(const ::testing::TestParamInfo<Case>& info) {
@@ -93,7 +98,9 @@ bool mentions(const std::string& message, const std::string& text) { return mess
 class Traffic {
  public:
   Traffic(uint64_t seed, int rank, int nranks)
-      : seed_(seed), rank_(rank), sends_(nranks), recvs_(nranks), tails_(nranks) {}
+      : seed_(seed), rank_(rank), sends_(nranks), recvs_(nranks) {
+    for (auto& byPeer : tails_) byPeer.resize(nranks);
+  }
 
   // Appends a message to the peer's stream in that direction; one of 0 bytes takes no room in it.
   void add(bool send, int peer, size_t bytes) {
@@ -116,6 +123,7 @@ class Traffic {
   NetOperation operation(size_t round, size_t capacity, std::mt19937_64& order) const {
     NetOperation op;
     op.operation = kOperation;
+    op.round = round;
     for (bool send : {true, false}) {
       std::vector<NetMessage>& entries = send ? op.sends : op.recvs;
       const std::vector<std::vector<Message>>& byPeer = send ? sends_ : recvs_;
@@ -143,10 +151,11 @@ class Traffic {
   // receive window in its inbox is kept, to be compared afterwards.
   void stageIn(const NetChannel& channel, size_t round) {
     const size_t capacity = channel.capacity();
+    const int b = boxOf(round);
     for (int peer = 0; peer < static_cast<int>(sends_.size()); ++peer) {
       const size_t bytes = windowBytes(sends_[peer], round, capacity);
       if (bytes == 0) continue;
-      char* box = channel.outbox(peer);
+      char* box = channel.outbox(peer, b);
       forWindow(sends_[peer], round, capacity, [&](Message& m, size_t offset, size_t boxOffset, size_t length) {
         std::memcpy(box + boxOffset, m.storage.data() + offset, length);
       });
@@ -154,7 +163,7 @@ class Traffic {
     }
     for (int peer = 0; peer < static_cast<int>(recvs_.size()); ++peer) {
       const size_t bytes = windowBytes(recvs_[peer], round, capacity);
-      if (bytes > 0) tails_[peer].assign(channel.inbox(peer) + bytes, channel.inbox(peer) + capacity);
+      if (bytes > 0) tails_[b][peer].assign(channel.inbox(peer, b) + bytes, channel.inbox(peer, b) + capacity);
     }
   }
 
@@ -162,14 +171,15 @@ class Traffic {
   // whether the operation succeeded or not); after a success, the inbox past each window is unchanged.
   void stageOut(const NetChannel& channel, size_t round, bool succeeded) {
     const size_t capacity = channel.capacity();
+    const int b = boxOf(round);
     for (int peer = 0; peer < static_cast<int>(recvs_.size()); ++peer) {
       const size_t bytes = windowBytes(recvs_[peer], round, capacity);
       if (bytes == 0) continue;
-      const char* box = channel.inbox(peer);
+      const char* box = channel.inbox(peer, b);
       forWindow(recvs_[peer], round, capacity, [&](Message& m, size_t offset, size_t boxOffset, size_t length) {
         std::memcpy(m.storage.data() + offset, box + boxOffset, length);
       });
-      if (succeeded && std::memcmp(box + bytes, tails_[peer].data(), capacity - bytes) != 0)
+      if (succeeded && std::memcmp(box + bytes, tails_[b][peer].data(), capacity - bytes) != 0)
         ADD_FAILURE() << "rank " << rank_ << ", round " << round << ": the inbox for rank " << peer
                       << " changed past the " << bytes << " bytes it received";
     }
@@ -249,7 +259,8 @@ class Traffic {
   uint64_t seed_;
   int rank_;
   std::vector<std::vector<Message>> sends_, recvs_;  // [peer]
-  std::vector<std::vector<char>> tails_;  // [peer]: the inbox past the window of the round in hand
+  // [box][peer]: the inbox past the window of the round in hand in that box
+  std::vector<std::vector<char>> tails_[NetChannel::kBoxes];
 };
 
 // Every rank's bytes over comm, by rank; the entries of ranks on this host (hostOf, by rank of comm) stay
@@ -305,13 +316,17 @@ void closeChannel(MPI_Comm comm, std::unique_ptr<NetChannel>* channel) {
   channel->reset();
 }
 
-// Rings the channel's doorbell with id as the stream does (a release store of id + 1) and waits for the
-// proxy to write 0. Past kRingSeconds: a test failure, and the channel is aborted. Whether it was
-// released in time.
-bool ringAndWait(NetChannel& channel, uint32_t id) {
-  uint32_t* word = const_cast<uint32_t*>(channel.doorbell());
+// Rings box's doorbell with id as the stream does (a release store of id + 1).
+void ring(NetChannel& channel, int box, uint32_t id) {
+  uint32_t* word = const_cast<uint32_t*>(channel.doorbell(box));
   EXPECT_EQ(0u, __atomic_load_n(word, __ATOMIC_ACQUIRE)) << "rank " << worldRank() << ": rang over an operation in hand";
   __atomic_store_n(word, id + 1, __ATOMIC_RELEASE);
+}
+
+// Waits for the proxy to write 0 into box's doorbell, rung with id. Past kRingSeconds: a test failure,
+// and the channel is aborted. Whether it was released in time.
+bool waitReleased(NetChannel& channel, int box, uint32_t id) {
+  uint32_t* word = const_cast<uint32_t*>(channel.doorbell(box));
   const auto deadline = Clock::now() + std::chrono::duration<double>(kRingSeconds);
   bool late = false;
   while (__atomic_load_n(word, __ATOMIC_ACQUIRE) != 0) {
@@ -331,6 +346,11 @@ bool ringAndWait(NetChannel& channel, uint32_t id) {
     std::this_thread::sleep_for(std::chrono::microseconds(50));
   }
   return !late;
+}
+
+bool ringAndWait(NetChannel& channel, int box, uint32_t id) {
+  ring(channel, box, id);
+  return waitReleased(channel, box, id);
 }
 
 // Which messages go from source to target (their sizes, in matching order).
@@ -361,12 +381,17 @@ class NetChannelTest : public ::testing::Test {
   NetOperation operation(const Traffic& traffic, size_t round) {
     return traffic.operation(round, geometry.capacity(), interleave_);
   }
-  // Runs round r of traffic under operation id: stage in, ring, stage out. The channel's error afterwards.
-  alloyResult_t runRound(Traffic& traffic, size_t round, uint32_t id);
-  // Runs traffic as transfer n, a one-off operation per round, every round rung even after one failed
-  // (a failed channel releases them at once). The channel's error after the first round that failed,
-  // that round in *failedRound; alloySuccess when every round succeeded.
-  alloyResult_t transfer(Traffic& traffic, uint64_t n, size_t* failedRound = nullptr);
+  // Runs `rounds` rounds of traffic: stage in, ring, wait, stage out. Pipelined, as the library's stream
+  // runs them: round r + 1 is staged and rung before round r is waited for; otherwise one after the
+  // other. idOf(r, &id) gives round r's operation (adding a one-off one): on failure the round is not
+  // rung and counts as failed. Every round is rung even after one failed (a failed channel releases them
+  // at once). The channel's error after the first round that failed, that round in *failedRound (exact
+  // only when not pipelined: then the error read after round r's wait is round r's); alloySuccess when
+  // every round succeeded.
+  alloyResult_t runRounds(Traffic& traffic, size_t rounds, const std::function<alloyResult_t(size_t, uint32_t*)>& idOf,
+                          bool pipelined, size_t* failedRound);
+  // Runs traffic as transfer n, a one-off operation per round (runRounds).
+  alloyResult_t transfer(Traffic& traffic, uint64_t n, size_t* failedRound = nullptr, bool pipelined = true);
   // transfer(), which must succeed, then checks what arrived.
   void runTransfer(Traffic& traffic, uint64_t n);
 
@@ -420,27 +445,42 @@ Traffic NetChannelTest::alltoallv(uint64_t n) {
   });
 }
 
-alloyResult_t NetChannelTest::runRound(Traffic& traffic, size_t round, uint32_t id) {
-  traffic.stageIn(*channel, round);
-  ringAndWait(*channel, id);
-  const alloyResult_t result = channel->error();
-  traffic.stageOut(*channel, round, result == alloySuccess);
-  return result;
-}
-
-alloyResult_t NetChannelTest::transfer(Traffic& traffic, uint64_t n, size_t* failedRound) {
-  traffic.prepare(n);
+alloyResult_t NetChannelTest::runRounds(Traffic& traffic, size_t rounds,
+                                        const std::function<alloyResult_t(size_t, uint32_t*)>& idOf, bool pipelined,
+                                        size_t* failedRound) {
+  std::vector<uint32_t> ids(rounds);
+  std::vector<alloyResult_t> added(rounds, alloySuccess);
+  auto begin = [&](size_t r) {
+    added[r] = idOf(r, &ids[r]);
+    if (added[r] != alloySuccess) return;
+    traffic.stageIn(*channel, r);
+    ring(*channel, boxOf(r), ids[r]);
+  };
   alloyResult_t first = alloySuccess;
-  for (size_t round = 0; round < traffic.rounds(geometry.capacity()); ++round) {
-    uint32_t id = 0;
-    const alloyResult_t added = channel->addOperation(operation(traffic, round), false, &id);
-    EXPECT_ALLOY(alloySuccess, added) << " (rank " << rank << ", round " << round << ")";
-    const alloyResult_t result = added == alloySuccess ? runRound(traffic, round, id) : added;
+  for (size_t r = 0; r < rounds; ++r) {
+    if (!pipelined || r == 0) begin(r);
+    if (pipelined && r + 1 < rounds) begin(r + 1);
+    alloyResult_t result = added[r];
+    if (result == alloySuccess) {
+      waitReleased(*channel, boxOf(r), ids[r]);
+      result = channel->error();
+      traffic.stageOut(*channel, r, result == alloySuccess);
+    }
     if (first != alloySuccess || result == alloySuccess) continue;
     first = result;
-    if (failedRound != nullptr) *failedRound = round;
+    if (failedRound != nullptr) *failedRound = r;
   }
   return first;
+}
+
+alloyResult_t NetChannelTest::transfer(Traffic& traffic, uint64_t n, size_t* failedRound, bool pipelined) {
+  traffic.prepare(n);
+  auto add = [&](size_t round, uint32_t* id) {
+    const alloyResult_t added = channel->addOperation(operation(traffic, round), false, id);
+    EXPECT_ALLOY(alloySuccess, added) << " (rank " << rank << ", round " << round << ")";
+    return added;
+  };
+  return runRounds(traffic, traffic.rounds(geometry.capacity()), add, pipelined, failedRound);
 }
 
 void NetChannelTest::runTransfer(Traffic& traffic, uint64_t n) {
@@ -515,9 +555,13 @@ TEST_F(NetChannelTest, PersistentOperationsReplayed) {
   constexpr uint64_t kReplays = 240, kOneOffEvery = 60;
   for (uint64_t n = 0; n < kReplays && !HasFailure(); ++n) {
     replayed.prepare(n);
-    for (size_t round = 0; round < ids.size(); ++round)
-      ASSERT_ALLOY(alloySuccess, runRound(replayed, round, ids[round]))
-          << "replay " << n << ", round " << round << ": " << channel->errorMessage();
+    auto persistent = [&](size_t round, uint32_t* id) {
+      *id = ids[round];
+      return alloySuccess;
+    };
+    size_t failed = 0;
+    ASSERT_ALLOY(alloySuccess, runRounds(replayed, ids.size(), persistent, true, &failed))
+        << "replay " << n << ", round " << failed << " or the one before: " << channel->errorMessage();
     replayed.check(n);
     if (n % kOneOffEvery != kOneOffEvery - 1) continue;
     Traffic oneOff = alltoallv(n);
@@ -589,8 +633,9 @@ TEST_P(NetChannelMismatchTest, SizeMismatchFailsNamingThePeer) {
   ASSERT_EQ(last, (expected - 1) / capacity) << "a case must take as many rounds on both sides";
   Traffic t(seed, rank, nranks);
   t.add(rank == 1, 1 - rank, rank == 1 ? sent : expected);
+  // One round after the other, so that the error read after round r's wait is round r's.
   size_t failedRound = 0;
-  const alloyResult_t result = transfer(t, 0, &failedRound);
+  const alloyResult_t result = transfer(t, 0, &failedRound, false);
   const std::string message = channel->errorMessage();
   if (rank == 1) {
     EXPECT_ALLOY(alloySuccess, result) << message;
@@ -708,7 +753,7 @@ TEST_F(NetChannelTest, BadMessagesAreRefused) {
     }
   }
   EXPECT_ALLOY(alloyInvalidArgument, channel->addOperation(NetOperation{}, false, nullptr));
-  EXPECT_EQ(0u, *channel->doorbell());
+  for (int box = 0; box < NetChannel::kBoxes; ++box) EXPECT_EQ(0u, *channel->doorbell(box)) << "box " << box;
   EXPECT_ALLOY(alloySuccess, channel->error());
   Traffic t = alltoallv(0);
   runTransfer(t, 0);
@@ -803,7 +848,7 @@ TEST_P(NetChannelSharedProxyTest, AlltoallsCycleOverThreeCommunicators) {
       uint32_t id = 0;
       ASSERT_ALLOY(alloySuccess, c.channel->addOperation(t.operation(round, capacity, order), false, &id));
       t.stageIn(*c.channel, round);
-      ASSERT_TRUE(ringAndWait(*c.channel, id));
+      ASSERT_TRUE(ringAndWait(*c.channel, boxOf(round), id));
       const alloyResult_t result = c.channel->error();
       t.stageOut(*c.channel, round, result == alloySuccess);
       ASSERT_ALLOY(alloySuccess, result) << "rank " << rank << " (rank " << c.rank << " of communicator "

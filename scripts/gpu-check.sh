@@ -20,7 +20,8 @@
 #                                       ON, run what crosses hosts in both GPU suites (HOSTS_*_FILTER) in
 #                                       several layouts over UCX tcp and shared memory, then alltoall(v)
 #                                       with alloy-perf against NCCL (NCCL_HOSTID per rank, socket transport)
-#                                       and ucx_perftest's bandwidth; a table and the three target ratios
+#                                       and ucx_perftest's bandwidth; a table and the three target ratios,
+#                                       and UCX's own both-ways bandwidth (tools/ucx-both-ways) beside them
 #
 # Settings (environment), all modes:
 #   BUILD_DIR                 build folder (default build-gpu); SKIP_BUILD=1 reuses it as it is
@@ -697,6 +698,20 @@ hosts_perftest() {
   awk '$1 == "Final:" { printf "%.3f\n", $7 * 1048576 / 1e9; exit }' "$log"
 }
 
+# tools/ucx-both-ways over UCX_TLS=$2 between 2 ranks: UCX's own tag bandwidth with one worker per process,
+# one way, then both ways at once (the traffic of an alltoall between 2 hosts), ucx_perftest's message
+# size and iterations. Prints "ONE_WAY BOTH_WAYS" in GB/s, or nothing.
+hosts_both_ways() {
+  local tlsname=$1 tls=$2 bin=$BUILD_DIR/tools/ucx-both-ways/ucx-both-ways
+  local log="$RESULTS/hosts-both-ways-${tlsname//[^A-Za-z0-9]/_}.log" limit
+  [ -x "$bin" ] || { echo "not built" >"$log"; return; }
+  limit=$(run_limit 60)
+  [ "$limit" -lt 5 ] && { echo "not run (budget)" >"$log"; return; }
+  run_bounded "$limit" "$log" env UCX_TLS="$tls" "${hosts_mpirun[@]}" -np 2 "$bin" \
+    -s "${HOSTS_PERFTEST_BYTES:-67108864}" -n "${HOSTS_PERFTEST_ITERS:-20}"
+  awk '$1 == "Final:" { print $2, $3; exit }' "$log"
+}
+
 # alloy-perf over 2 ranks as 2 virtual hosts with NCCL beside it in the same job, over UCX_TLS=$2. Prints
 # the run's outcome.
 hosts_perf_run() {
@@ -720,8 +735,10 @@ hosts_perf_run() {
   esac
 }
 
-# The three ratios, per transport, from alloy-perf's JSON and ucx_perftest's bandwidth. Arguments: groups
-# of four: transport name, UCX_TLS, JSON file, ucx_perftest GB/s (or a reason it is missing).
+# The three ratios, per transport, from alloy-perf's JSON and ucx_perftest's bandwidth, and beside them
+# Alloy against UCX's own both-ways bandwidth (no target: the issue's third target is against
+# ucx_perftest). Arguments: groups of five: transport name, UCX_TLS, JSON file, ucx_perftest GB/s (or a
+# reason it is missing), ucx-both-ways' both-ways GB/s (or empty).
 hosts_ratios() {
   python3 - "$@" <<'PY'
 import json
@@ -785,7 +802,15 @@ def against_nccl(label, what, band, doc, target, busbw):
             f"target {'>=' if busbw else '<='} {target}: {verdict(g, target, busbw)}")
 
 
-def ratios(op, rows, doc, ceiling):
+def number(text):
+    """The float in text, or None where text is a reason instead of a measurement."""
+    try:
+        return float(text)
+    except ValueError:
+        return None
+
+
+def ratios(op, rows, doc, ceiling, both_ways):
     out = []
     small = [r for r in rows if SMALL_LO <= r["size_bytes"] <= SMALL_HI]
     large = [r for r in rows if r["size_bytes"] >= LARGE_LO]
@@ -793,27 +818,30 @@ def ratios(op, rows, doc, ceiling):
     out.append(against_nccl(label, "time alloy/nccl    ", small, doc, TARGET_TIME, False))
     out.append(against_nccl(label, "busbw alloy/nccl   ", large, doc, TARGET_BUSBW, True))
     measured = [r for r in large if ok(r["alloy"])]
-    try:
-        ceiling = float(ceiling)
-    except ValueError:
+    # 2 ranks as 2 hosts: busbw is what one rank sends to the other host per second.
+    best = max(measured, key=lambda r: r["alloy"].get("busbw_gbs") or 0) if measured else None
+    gbs = (best["alloy"].get("busbw_gbs") or 0) if best else 0
+    perftest = number(ceiling)
+    if perftest is None:
         out.append(f"{label}alloy/ucx_perftest  n/a: {ceiling}")
-        return out
-    if measured and ceiling > 0:
-        # 2 ranks as 2 hosts: busbw is what one rank sends to the other host per second.
-        best = max(measured, key=lambda r: r["alloy"].get("busbw_gbs") or 0)
-        gbs = best["alloy"].get("busbw_gbs") or 0
-        out.append(f"{label}alloy/ucx_perftest  {gbs / ceiling:5.2f}x  alloy {gbs:.2f} GB/s to the other host at "
-                   f"{human(best['size_bytes'])} (best of {band_text(measured)}) / ucx_perftest {ceiling:.2f} GB/s; "
-                   f"target >= {TARGET_CEILING}: {verdict(gbs / ceiling, TARGET_CEILING, True)}")
+    elif measured and perftest > 0:
+        out.append(f"{label}alloy/ucx_perftest  {gbs / perftest:5.2f}x  alloy {gbs:.2f} GB/s to the other host at "
+                   f"{human(best['size_bytes'])} (best of {band_text(measured)}) / ucx_perftest {perftest:.2f} GB/s; "
+                   f"target >= {TARGET_CEILING}: {verdict(gbs / perftest, TARGET_CEILING, True)}")
     else:
         out.append(f"{label}alloy/ucx_perftest  n/a: " +
                    (why_missing(large, doc) if not measured else "ucx_perftest measured 0 GB/s"))
+    both_ways = number(both_ways) or 0
+    if measured and both_ways > 0:
+        out.append(f"{label}alloy/ucx both ways {gbs / both_ways:5.2f}x  alloy {gbs:.2f} GB/s / UCX's own "
+                   f"{both_ways:.2f} GB/s per direction with both directions at once, one worker per process "
+                   f"(no target)")
     return out
 
 
 args = sys.argv[1:]
-for i in range(0, len(args) - 3, 4):
-    name, tls, path, ceiling = args[i:i + 4]
+for i in range(0, len(args) - 4, 5):
+    name, tls, path, ceiling, both_ways = args[i:i + 5]
     if not os.path.exists(path):
         print(f"UCX_TLS={tls}: no alloy-perf results ({os.path.basename(path)} missing)")
         continue
@@ -833,7 +861,7 @@ for i in range(0, len(args) - 3, 4):
         if not rows:
             print(f"  {op:<9} no rows")
             continue
-        for line in ratios(op, rows, doc, ceiling):
+        for line in ratios(op, rows, doc, ceiling, both_ways):
             print(line)
 PY
 }
@@ -841,7 +869,7 @@ PY
 # The benchmark: ucx_perftest's ceiling, then alloy-perf with NCCL, per transport.
 hosts_bench_lines=()
 hosts_bench() {
-  local perftest="${UCXWHEEL_PERFTEST:-}" tlsname tls port=${HOSTS_PERFTEST_PORT:-13350} gbs outcome
+  local perftest="${UCXWHEEL_PERFTEST:-}" tlsname tls port=${HOSTS_PERFTEST_PORT:-13350} gbs both outcome
   [ -x "$perftest" ] || perftest=$(command -v ucx_perftest || true)
   local ratio_args=()
   PERF_BIN=$(find "$BUILD_DIR" -type f -name alloy-perf -perm -u+x 2>/dev/null | head -1)
@@ -855,7 +883,13 @@ hosts_bench() {
       [ -n "$gbs" ] || gbs="ucx_perftest gave no bandwidth (see hosts-perftest-${tlsname//[^A-Za-z0-9]/_}.log)"
     fi
     hosts_bench_lines+=("ucx_perftest tag_bw UCX_TLS=$tls: $( [[ $gbs =~ ^[0-9.]+$ ]] && echo "$gbs GB/s" || echo "$gbs")")
-    ratio_args+=("$tlsname" "$tls" "$RESULTS/hosts-perf-${tlsname//[^A-Za-z0-9]/_}.json" "$gbs")
+    both=$(hosts_both_ways "$tlsname" "$tls")
+    if [ -n "$both" ]; then
+      hosts_bench_lines+=("ucx-both-ways UCX_TLS=$tls: one way ${both% *} GB/s, both ways ${both#* } GB/s per direction")
+    else
+      hosts_bench_lines+=("ucx-both-ways UCX_TLS=$tls: no bandwidth (see hosts-both-ways-${tlsname//[^A-Za-z0-9]/_}.log)")
+    fi
+    ratio_args+=("$tlsname" "$tls" "$RESULTS/hosts-perf-${tlsname//[^A-Za-z0-9]/_}.json" "$gbs" "${both#* }")
   done
   for tlsname in ${HOSTS_PERF_TLS:-tcp shm}; do
     tls=$(hosts_tls "$tlsname")
@@ -885,7 +919,7 @@ mode_hosts() {
   # pkg-config's answer is cached in the build folder: look it up afresh, so that a folder configured
   # before (without UCX, or with another) takes the UCX chosen now.
   configure_args=(-U 'UCX_*' -U 'pkgcfg_lib_UCX_*' -U '__pkg_config_checked_UCX' -U '__pkg_config_arguments_UCX')
-  build alloy_gpu_tests alloy_mpix_gpu_tests alloy-perf
+  build alloy_gpu_tests alloy_mpix_gpu_tests alloy-perf ucx-both-ways
   hosts_check_ucx_build
   find_gpus
   find_nccl

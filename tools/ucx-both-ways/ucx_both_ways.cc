@@ -7,8 +7,9 @@
 //   mpirun -np 2 ucx-both-ways [-s BYTES] [-n ITERATIONS] [-w WARMUP]
 //
 // Prints a line per direction mode and a last line "Final: ONE_WAY BOTH_WAYS" in GB/s (10^9 bytes) per
-// direction. Every received message is checked against the sender's pattern; a wrong byte fails the run
-// (exit 3). Exit 1 on a usage or UCX error.
+// direction. The timed messages go back to back; one more per mode lands in a poisoned buffer and is
+// checked against the sender's pattern: a wrong byte fails the run (exit 3). Exit 1 on a usage or UCX
+// error.
 #include <mpi.h>
 #include <ucp/api/ucp.h>
 
@@ -125,26 +126,33 @@ class Link {
 // The byte at offset i of every message that `rank` sends.
 uint8_t pattern(int rank, size_t i) { return static_cast<uint8_t>((i * 131 + static_cast<size_t>(rank) * 17 + 7) & 0xff); }
 
-// Runs warmup + iterations messages in the mode and returns GB/s per direction (the slower rank's time).
-// Both ways, each rank sends and receives every iteration; one way, rank 0 sends and rank 1 receives.
-double measure(Link& link, const Options& o, bool bothWays, int rank, std::vector<uint8_t>& out,
-               std::vector<uint8_t>& in, long long* wrong) {
+// One message in the mode: each rank that sends posts its send, each that receives its receive, and both
+// wait. Both ways, each rank sends and receives; one way, rank 0 sends and rank 1 receives.
+void exchange(Link& link, bool bothWays, int rank, const std::vector<uint8_t>& out, std::vector<uint8_t>& in) {
   const bool sends = bothWays || rank == 0, receives = bothWays || rank == 1;
-  double seconds = 0;
-  for (int i = -o.warmup; i < o.iterations; ++i) {
-    if (i == 0) MPI_Barrier(MPI_COMM_WORLD);
-    if (receives) std::memset(in.data(), 0, in.size());  // poison, so that a message that never came shows
-    const auto start = std::chrono::steady_clock::now();
-    void* receive = receives ? link.receive(in.data(), in.size()) : nullptr;
-    void* send = sends ? link.send(out.data(), out.size()) : nullptr;
-    link.wait(send, "ucp_tag_send_nbx");
-    link.wait(receive, "ucp_tag_recv_nbx");
-    if (i >= 0) seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    if (receives && i == o.iterations - 1)
-      for (size_t b = 0; b < in.size(); ++b) *wrong += in[b] != pattern(1 - rank, b);
-  }
+  void* receive = receives ? link.receive(in.data(), in.size()) : nullptr;
+  void* send = sends ? link.send(out.data(), out.size()) : nullptr;
+  link.wait(send, "ucp_tag_send_nbx");
+  link.wait(receive, "ucp_tag_recv_nbx");
+}
+
+// GB/s per direction of `iterations` messages back to back after `warmup` (the slower rank's time, as
+// ucx_perftest's loop: nothing else in it), then one more message into a poisoned buffer, untimed, whose
+// bytes are counted into *wrong where they differ from the sender's pattern.
+double measure(Link& link, const Options& o, bool bothWays, int rank, const std::vector<uint8_t>& out,
+               std::vector<uint8_t>& in, long long* wrong) {
+  for (int i = 0; i < o.warmup; ++i) exchange(link, bothWays, rank, out, in);
+  MPI_Barrier(MPI_COMM_WORLD);
+  const auto start = std::chrono::steady_clock::now();
+  for (int i = 0; i < o.iterations; ++i) exchange(link, bothWays, rank, out, in);
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   double slowest = 0;
   MPI_Allreduce(&seconds, &slowest, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+  const bool receives = bothWays || rank == 1;
+  if (receives) std::memset(in.data(), 0, in.size());
+  exchange(link, bothWays, rank, out, in);
+  if (receives)
+    for (size_t b = 0; b < in.size(); ++b) *wrong += in[b] != pattern(1 - rank, b);
   return static_cast<double>(o.bytes) * o.iterations / slowest / 1e9;
 }
 

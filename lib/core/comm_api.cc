@@ -40,7 +40,10 @@ void progressingBarrier(alloyComm_t comm) {
   MPI_Request request = MPI_REQUEST_NULL;
   if (MPI_Ibarrier(comm->mpiComm, &request) != MPI_SUCCESS) return;
   int done = 0;
-  while (!done && MPI_Test(&request, &done, MPI_STATUS_IGNORE) == MPI_SUCCESS) comm->net->progress();
+  while (!done && MPI_Test(&request, &done, MPI_STATUS_IGNORE) == MPI_SUCCESS) {
+    comm->net->progress();
+    comm->net->progressInbound();
+  }
 }
 }  // namespace
 

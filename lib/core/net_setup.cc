@@ -7,6 +7,7 @@
 #include "log.h"
 #include "net_channel.h"
 #include "net_probe.h"
+#include "proxy_thread.h"
 #include "ucx_transport.h"
 
 namespace alloy {
@@ -21,7 +22,9 @@ alloyResult_t createBackend(const std::string& choice, std::unique_ptr<net::Tran
   if (choice == "verbs")
     return fail(alloyNotSupported, "ALLOY_NET=verbs: the verbs backend is not part of this build yet; use ALLOY_NET=ucx "
                 "or auto");
-  const alloyResult_t r = net::createUcxTransport(net::UcxOptions{}, out);
+  net::UcxOptions options;
+  options.inboundWorker = net::ProxyThread::inboundRequested();
+  const alloyResult_t r = net::createUcxTransport(options, out);
   if (r == alloySuccess) {
     logInfo("ALLOY_NET=%s: UCX carries the traffic between hosts (the verbs backend is not built); probes: %s",
             choice.c_str(), netProbeSummary().c_str());

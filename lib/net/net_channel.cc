@@ -182,7 +182,7 @@ alloyResult_t NetChannel::connect(const std::vector<std::vector<uint8_t>>& addre
       ALLOY_TRY(transport_->connect(p->rank, a.data(), a.size(), &p->connection));
       if (p->connection != nullptr) break;
       if (Clock::now() > deadline) return fail(alloyTimeout, "connecting to rank %d timed out", p->rank);
-      transport_->progress();
+      transport_->progressAll();
     }
     const std::vector<uint8_t>& k = keys[p->rank];
     ALLOY_TRY(transport_->importKey(p->connection, k.data(), k.size(), &p->key));
@@ -429,6 +429,8 @@ alloyResult_t NetChannel::advanceRecv(Peer& p, bool* moved) {
   return alloySuccess;
 }
 
+bool NetChannel::progressInbound() { return transport_->progressInbound(); }
+
 bool NetChannel::progress() {
   transport_->progress();
   if (abortRequested_.load(std::memory_order_acquire) && error() == alloySuccess)
@@ -498,7 +500,7 @@ alloyResult_t NetChannel::drain() {
   std::vector<Request> flushes(peers_.size());
   for (size_t i = 0; i < peers_.size(); ++i) {
     alloyResult_t r;
-    while ((r = transport_->flush(peers_[i]->connection, &flushes[i])) == alloyInProgress) transport_->progress();
+    while ((r = transport_->flush(peers_[i]->connection, &flushes[i])) == alloyInProgress) transport_->progressAll();
     ALLOY_TRY(r);
   }
   for (Request& req : flushes) {
@@ -507,7 +509,7 @@ alloyResult_t NetChannel::drain() {
       ALLOY_TRY(transport_->test(&req, &done));
       if (done) break;
       if (Clock::now() > deadline) return fail(alloyTimeout, "net: flushing the connections timed out");
-      transport_->progress();
+      transport_->progressAll();
     }
   }
   return alloySuccess;

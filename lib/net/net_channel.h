@@ -27,8 +27,9 @@
 // next operation.
 //
 // Threads: prepare/connect/addOperation run on the caller's thread; progress() only on the proxy
-// thread once the channel is started (ProxyThread::add), and on the caller's thread again after it is
-// removed (drain). addOperation and the proxy share the operation table under a mutex.
+// thread and progressInbound() only on the inbound thread once the channel is started (ProxyThread::add),
+// and both on the caller's thread again after it is removed (drain, teardown). addOperation and the proxy
+// share the operation table under a mutex.
 #pragma once
 
 #include <atomic>
@@ -111,10 +112,15 @@ class NetChannel {
   // The proxy's step: drives the transport and the operation in hand. Returns whether anything is under
   // way (an operation rung, data or credits in flight), so that an idle proxy may sleep.
   bool progress();
+  // The inbound thread's step: serves what peers do to this rank's staging (Transport::progressInbound).
+  // Returns whether anything happened.
+  bool progressInbound();
+  // Whether the transport has an inbound side of its own, which needs the inbound thread.
+  bool separateInbound() const { return transport_->separateInbound(); }
   // Flushes every connection (progressing until this rank's signals have completed at their targets);
   // then the memory may go once every peer has drained too, which the caller learns from a barrier that
-  // keeps calling progress() (peers' flushes complete only while this rank progresses). Caller's
-  // thread, after ProxyThread::remove.
+  // keeps calling progress() and progressInbound() (peers' flushes complete only while this rank
+  // progresses). Caller's thread, after ProxyThread::remove.
   // A failed channel returns alloySuccess at once: its error was reported, and its peers may be gone.
   alloyResult_t drain();
 

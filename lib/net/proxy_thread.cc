@@ -26,39 +26,64 @@ class Proxy {
 
   void add(NetChannel* channel) {
     waiting_.fetch_add(1);
-    std::lock_guard<std::mutex> lock(mutex_);
+    std::scoped_lock lock(mutex_, inboundMutex_);
     waiting_.fetch_sub(1);
     channels_.push_back(channel);
     if (!thread_.joinable()) thread_ = std::thread([this] { run(); });
+    if (!inboundThread_.joinable() && channel->separateInbound())
+      inboundThread_ = std::thread([this] { runInbound(); });
     wake_.notify_one();
+    inboundWake_.notify_one();
   }
 
   void remove(NetChannel* channel) {
-    // The thread holds the mutex for a whole sweep, so once this holds it the thread is outside every
-    // channel; waiting_ makes the thread step back between sweeps instead of taking the mutex again.
+    // Each thread holds its mutex for a whole sweep, so once this holds both, both threads are outside
+    // every channel; waiting_ makes them step back between sweeps instead of taking the mutex again.
     waiting_.fetch_add(1);
-    std::lock_guard<std::mutex> lock(mutex_);
+    std::scoped_lock lock(mutex_, inboundMutex_);
     waiting_.fetch_sub(1);
     channels_.erase(std::remove(channels_.begin(), channels_.end(), channel), channels_.end());
   }
 
   ~Proxy() {
     {
-      std::lock_guard<std::mutex> lock(mutex_);
+      std::scoped_lock lock(mutex_, inboundMutex_);
       stop_ = true;
       wake_.notify_one();
+      inboundWake_.notify_one();
     }
     if (thread_.joinable()) thread_.join();
+    if (inboundThread_.joinable()) inboundThread_.join();
   }
 
  private:
+  // A thread's pause between sweeps: none while it has work, a yield for ALLOY_PROXY_SPIN_US after its
+  // last work, then sleeps that double up to ALLOY_PROXY_SLEEP_US.
+  struct Pause {
+    Clock::time_point lastBusy = Clock::now();
+    std::chrono::microseconds sleep{1};
+    // Whether to sleep now, and for how long (the next sleep doubles).
+    bool due(bool busy, bool keepSpinning, std::chrono::microseconds spin, std::chrono::microseconds maxSleep,
+             std::chrono::microseconds* length) {
+      const auto now = Clock::now();
+      if (busy) {
+        lastBusy = now;
+        sleep = std::chrono::microseconds(1);
+      }
+      if (busy || keepSpinning || now - lastBusy < spin) return false;
+      *length = sleep;
+      sleep = std::min(sleep * 2, maxSleep);
+      return true;
+    }
+  };
+
   Proxy()
       : spin_(std::chrono::microseconds(envInt("ALLOY_PROXY_SPIN_US", 2000, 0, 10000000))),
         maxSleep_(std::chrono::microseconds(envInt("ALLOY_PROXY_SLEEP_US", 100, 1, 1000000))) {}
 
+  // The proxy thread: every channel's protocol and its own operations (NetChannel::progress).
   void run() {
-    auto lastBusy = Clock::now();
-    auto sleep = std::chrono::microseconds(1);
+    Pause pause;
     while (true) {
       bool busy = false;
       {
@@ -67,36 +92,59 @@ class Proxy {
         if (stop_) return;
         for (NetChannel* channel : channels_) busy = channel->progress() || busy;
       }
-      const auto now = Clock::now();
-      if (busy) {
-        lastBusy = now;
-        sleep = std::chrono::microseconds(1);
-      }
+      // While an operation is in hand, peers' data and signals for it are due: the inbound thread must not
+      // be asleep. A notification that races with its going to sleep is lost, which costs that sleep.
+      if (busy && !operationInHand_.exchange(true)) inboundWake_.notify_one();
+      if (!busy) operationInHand_.store(false);
+      std::chrono::microseconds length{0};
       // Yielding costs a system call per sweep and lets ranks that share cores (CI, oversubscribed
       // nodes) run their own proxies.
-      if (busy || waiting_.load() > 0 || now - lastBusy < spin_) {
+      if (!pause.due(busy, waiting_.load() > 0, spin_, maxSleep_, &length))
+        std::this_thread::yield();
+      else
+        std::this_thread::sleep_for(length);
+    }
+  }
+
+  // The inbound thread: what peers do to this process's staging (NetChannel::progressInbound).
+  void runInbound() {
+    Pause pause;
+    while (true) {
+      bool moved = false;
+      std::unique_lock<std::mutex> lock(inboundMutex_);
+      inboundWake_.wait(lock, [this] { return stop_ || !channels_.empty(); });
+      if (stop_) return;
+      for (NetChannel* channel : channels_) moved = channel->progressInbound() || moved;
+      std::chrono::microseconds length{0};
+      if (!pause.due(moved, operationInHand_.load() || waiting_.load() > 0, spin_, maxSleep_, &length)) {
+        lock.unlock();
         std::this_thread::yield();
       } else {
-        std::this_thread::sleep_for(sleep);
-        sleep = std::min(sleep * 2, maxSleep_);
+        inboundWake_.wait_for(lock, length, [this] { return stop_ || operationInHand_.load(); });
       }
     }
   }
 
   const std::chrono::microseconds spin_;
   const std::chrono::microseconds maxSleep_;
+  // channels_ changes only under both mutexes; each thread reads it under its own.
   std::mutex mutex_;
+  std::mutex inboundMutex_;
   std::condition_variable wake_;
+  std::condition_variable inboundWake_;
   std::vector<NetChannel*> channels_;
   std::atomic<int> waiting_{0};
+  std::atomic<bool> operationInHand_{false};  // the proxy's last sweep found work
   bool stop_ = false;
   std::thread thread_;
+  std::thread inboundThread_;
 };
 
 }  // namespace
 
 void ProxyThread::add(NetChannel* channel) { Proxy::instance().add(channel); }
 void ProxyThread::remove(NetChannel* channel) { Proxy::instance().remove(channel); }
+bool ProxyThread::inboundRequested() { return envInt("ALLOY_NET_INBOUND_THREAD", 0, 0, 1) == 1; }
 
 }  // namespace net
 }  // namespace alloy

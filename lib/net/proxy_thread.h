@@ -1,8 +1,10 @@
-// The process's proxy thread: one thread drives the network channels of every communicator of the
-// process (NetChannel::progress). While any channel has work under way it polls without pause; once all
-// have been idle for ALLOY_PROXY_SPIN_US it sleeps between polls, doubling the pause up to
-// ALLOY_PROXY_SLEEP_US, so an idle process does not hold a core (nccl#374). The thread starts with the
-// first channel and stops at process exit.
+// The process's proxy threads: two threads drive the network channels of every communicator of the
+// process. The proxy thread runs each channel's protocol and its own operations (NetChannel::progress);
+// the inbound thread serves what peers do to the process's staging memory (NetChannel::progressInbound),
+// so that receiving runs beside sending instead of after it (transport.h says what that is worth). While
+// any channel has an operation in hand both poll without pause; once idle for ALLOY_PROXY_SPIN_US they
+// sleep between polls, doubling the pause up to ALLOY_PROXY_SLEEP_US, so an idle process does not hold
+// a core (nccl#374). The threads start with the first channel and stop at process exit.
 #pragma once
 
 namespace alloy {
@@ -12,10 +14,14 @@ class NetChannel;
 
 class ProxyThread {
  public:
-  // The thread starts calling channel->progress().
+  // The proxy thread starts calling channel->progress(), and the inbound thread (started with the first
+  // channel that needs it: NetChannel::separateInbound()) channel->progressInbound().
   static void add(NetChannel* channel);
-  // Returns once the thread no longer touches channel.
+  // Returns once neither thread touches channel.
   static void remove(NetChannel* channel);
+  // Whether ALLOY_NET_INBOUND_THREAD asks for the inbound thread (and the transports' second worker that
+  // it serves); default no (docs/environment.md says why).
+  static bool inboundRequested();
 };
 
 }  // namespace net

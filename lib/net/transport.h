@@ -2,9 +2,21 @@
 // protocol (the sender fills a slot in the receiver's memory, then bumps a 64-bit counter there; the
 // receiver polls the counter, then reads the slot). docs/architecture.md, "Transport interface".
 //
-// Who uses it: the proxy thread is the only caller of a Transport once a channel is started, so nothing
-// here is thread-safe and nothing blocks: every call returns at once, and progress() drives the backend.
-// One thread serves every communicator's transport, so a call that waited would stall them all.
+// Who uses it: once a channel is started, the proxy thread and, where the backend has a separate inbound
+// side (separateInbound(); UCX with ALLOY_NET_INBOUND_THREAD=1), the inbound thread, and nobody else. The
+// proxy thread makes every call but one; the inbound thread only calls progressInbound(), which serves
+// what peers do to this rank's memory and touches nothing the other calls touch. Nothing else here is
+// thread-safe, and nothing blocks: every call returns at once. One proxy thread serves every
+// communicator's transport, so a call that waited would stall them all. A caller with no inbound thread
+// (set-up, teardown, the transport tests) calls progressAll().
+//
+// Why an inbound side: over tcp and shared memory the CPU moves every byte, on the sender (into the
+// socket or the shared FIFO) and on the receiver (out of it, into the registered memory). With one thread
+// per process driving both, a rank that sends and receives at once (every alltoall) gets about half of
+// its one-way rate in each direction; so does UCX itself with one worker per process
+// (tools/ucx-both-ways). On one H100 with UCX 1.22 (docs/benchmarks.md, "Both directions at once"), puts
+// both ways moved 1.8-1.9 GB/s per direction over tcp with one worker and 2.7-3.8 with two, and Alloy's
+// alltoall between 2 virtual hosts went from 0.53-0.71x of ucx_perftest's one-way bandwidth to 0.83-0.94x.
 // Results are alloyResult_t; a failure records a message (alloy::fail) naming the argument or the peer.
 //
 // Ownership: a Transport is owned through std::unique_ptr and owns every Connection, Registration and
@@ -119,8 +131,22 @@ class Transport {
   // *done becomes true once the operation completed; its result is then returned (an error names the
   // peer) and the request is spent. While it is in flight: alloySuccess with *done == false.
   virtual alloyResult_t test(Request* req, bool* done) = 0;
-  // Drives the backend (completions, connection set-up, error detection). Never blocks.
+  // Drives this rank's own operations (their completions, connection set-up, error detection). Never
+  // blocks.
   virtual void progress() = 0;
+  // Drives what peers do to this rank's registered memory: their puts, signals and putSignals landing,
+  // and the acknowledgements their flushes wait for. Never blocks; returns whether anything happened, so
+  // that an idle inbound thread may sleep. Safe to call from one other thread while the proxy thread makes
+  // the other calls.
+  virtual bool progressInbound() = 0;
+  // Whether progressInbound() has work of its own (a backend with a separate inbound side); when not,
+  // progress() serves peers too and no inbound thread is needed.
+  virtual bool separateInbound() const = 0;
+  // Both, for a caller that runs no inbound thread.
+  void progressAll() {
+    progress();
+    progressInbound();
+  }
 };
 
 }  // namespace net

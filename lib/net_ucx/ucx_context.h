@@ -13,8 +13,9 @@ namespace alloy {
 // active messages for putSignal, whose target writes the data and then the signal itself.
 constexpr uint64_t kUcxFeatures = UCP_FEATURE_RMA | UCP_FEATURE_AMO64 | UCP_FEATURE_AM;
 
-// ucp_config_read + ucp_init with kUcxFeatures (UCX reads UCX_* from the environment). Empty on success,
-// else the failing call and UCX's reason; *out is then null.
+// ucp_config_read + ucp_init with kUcxFeatures, for workers on several threads (the transport's two
+// workers run on two threads; UCX reads UCX_* from the environment). Empty on success, else the failing
+// call and UCX's reason; *out is then null.
 std::string initUcpContext(ucp_context_h* out);
 
 }  // namespace alloy

@@ -1,5 +1,7 @@
-// The UCX backend: one ucp context and worker, an endpoint per peer created from its worker address, puts
-// with ucp_put_nbx, the signal as a 64-bit atomic swap (see ucx_context.h for why an atomic; no
+// The UCX backend: one ucp context and one worker, or two with UcxOptions::inboundWorker (outbound: this
+// rank's endpoints and operations, driven by the proxy thread; inbound: the address peers connect to, so
+// that their traffic into this rank's memory is served by the inbound thread; transport.h says why), an
+// endpoint per peer created from the address it offers, puts with ucp_put_nbx, the signal as a 64-bit atomic swap (see ucx_context.h for why an atomic; no
 // ucp_worker_fence, which blocks in UCX 1.22: callers that need order flush first), flush with
 // ucp_ep_flush_nbx, putSignal as one eager active message that the target's handler writes into its
 // registered memory, data first. Endpoints use UCP_ERR_HANDLING_MODE_PEER where UCX offers it
@@ -11,6 +13,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstring>
+#include <mutex>
 #include <string>
 
 #include "error.h"
@@ -67,8 +70,8 @@ bool eraseOwned(std::vector<std::unique_ptr<T>>* list, const U* item) {
 
 class UcxTransport : public Transport {
  public:
-  UcxTransport(const UcxOptions& options, ucp_context_h context, ucp_worker_h worker)
-      : options_(options), context_(context), worker_(worker) {}
+  UcxTransport(const UcxOptions& options, ucp_context_h context, ucp_worker_h worker, ucp_worker_h inbound)
+      : options_(options), context_(context), worker_(worker), inbound_(inbound) {}
   ~UcxTransport() override;
 
   const char* name() const override { return "ucx"; }
@@ -92,6 +95,9 @@ class UcxTransport : public Transport {
   alloyResult_t flush(Connection* c, Request* req) override;
   alloyResult_t test(Request* req, bool* done) override;
   void progress() override { ucp_worker_progress(worker_); }
+  // With one worker progress() serves peers too, and only the proxy thread may progress it.
+  bool progressInbound() override { return inbound_ != worker_ && ucp_worker_progress(inbound_) != 0; }
+  bool separateInbound() const override { return inbound_ != worker_; }
   // Installs the handler that serves peers' putSignal messages.
   alloyResult_t listen();
 
@@ -112,13 +118,16 @@ class UcxTransport : public Transport {
 
   UcxOptions options_;
   ucp_context_h context_;
-  ucp_worker_h worker_;
+  ucp_worker_h worker_;   // outbound: endpoints to peers, this rank's operations
+  ucp_worker_h inbound_;  // its address is the one peers connect to (worker_ itself without a second worker)
   std::vector<std::unique_ptr<UcxConnection>> connections_;
   std::vector<std::unique_ptr<UcxKey>> keys_;
+  // The putSignal handler reads it on the inbound thread.
+  mutable std::mutex registrationsMutex_;
   std::vector<std::unique_ptr<UcxRegistration>> registrations_;
 };
 
-// The worker address, framed; the network-only address (no shared memory) where the full one is too
+// The inbound worker's address, framed; the network-only address (no shared memory) where the full one is too
 // large for the endpoint blob.
 alloyResult_t UcxTransport::localAddress(std::vector<uint8_t>* bytes) {
   if (bytes == nullptr) return fail(alloyInvalidArgument, "bytes: expected a non-NULL pointer");
@@ -127,12 +136,12 @@ alloyResult_t UcxTransport::localAddress(std::vector<uint8_t>* bytes) {
     ucp_worker_attr_t attr = {};
     attr.field_mask = UCP_WORKER_ATTR_FIELD_ADDRESS | UCP_WORKER_ATTR_FIELD_ADDRESS_FLAGS;
     attr.address_flags = netOnly ? UCP_WORKER_ADDRESS_FLAG_NET_ONLY : 0;
-    const ucs_status_t status = ucp_worker_query(worker_, &attr);
+    const ucs_status_t status = ucp_worker_query(inbound_, &attr);
     if (status != UCS_OK) return fail(alloySystemError, "ucp_worker_query failed: %s", ucs_status_string(status));
     sizes[netOnly] = kFrameHeaderBytes + attr.address_length;
     if (sizes[netOnly] <= options_.maxAddressBytes)
       frame(kAddressMagic, reinterpret_cast<const uint8_t*>(attr.address), attr.address_length, bytes);
-    ucp_worker_release_address(worker_, attr.address);
+    ucp_worker_release_address(inbound_, attr.address);
     if (sizes[netOnly] <= options_.maxAddressBytes) {
       if (netOnly)
         logInfo("net: UCX worker address of %zu bytes exceeds the endpoint blob's %zu: peers get the network-only "
@@ -224,6 +233,7 @@ alloyResult_t UcxTransport::registerMemory(void* base, size_t bytes, Registratio
   ucp_rkey_buffer_release(rkey);
   frame(kKeyMagic, payload.data(), payload.size(), packedKey);
   *out = reg.get();
+  std::lock_guard<std::mutex> lock(registrationsMutex_);
   registrations_.push_back(std::move(reg));
   return alloySuccess;
 }
@@ -237,7 +247,11 @@ alloyResult_t UcxTransport::deregister(Registration* r) {
   auto* reg = static_cast<UcxRegistration*>(r);
   if (anyInFlight()) return fail(alloyInvalidUsage, "deregister: operations are in flight (test them done first)");
   ucp_mem_h memh = reg != nullptr ? reg->memh : nullptr;
-  if (!eraseOwned(&registrations_, reg)) return fail(alloyInvalidArgument, "r: not a registration of this transport");
+  {
+    std::lock_guard<std::mutex> lock(registrationsMutex_);
+    if (!eraseOwned(&registrations_, reg))
+      return fail(alloyInvalidArgument, "r: not a registration of this transport");
+  }
   ucp_mem_unmap(context_, memh);
   return alloySuccess;
 }
@@ -375,13 +389,14 @@ alloyResult_t UcxTransport::putSignal(Connection* c, const void* src, size_t byt
 }
 
 bool UcxTransport::registered(uint64_t address, size_t bytes) const {
+  std::lock_guard<std::mutex> lock(registrationsMutex_);
   return std::any_of(registrations_.begin(), registrations_.end(), [&](const std::unique_ptr<UcxRegistration>& r) {
     const uint64_t base = reinterpret_cast<uintptr_t>(r->base);
     return address >= base && bytes <= r->bytes && address - base <= r->bytes - bytes;
   });
 }
 
-// Runs in progress() on the target: the data, then the signal, so that a reader of the signal word that
+// Runs in progressInbound() on the target: the data, then the signal, so that a reader of the signal word that
 // sees the value also sees the data. A message for memory this transport did not register (a foreign or
 // damaged message) is dropped with a warning; the waiting side then times out naming the sender.
 ucs_status_t UcxTransport::onPutSignal(void* arg, const void* header, size_t headerBytes, void* data, size_t bytes,
@@ -408,7 +423,7 @@ alloyResult_t UcxTransport::listen() {
   params.flags = UCP_AM_FLAG_WHOLE_MSG;
   params.cb = &UcxTransport::onPutSignal;
   params.arg = this;
-  const ucs_status_t status = ucp_worker_set_am_recv_handler(worker_, &params);
+  const ucs_status_t status = ucp_worker_set_am_recv_handler(inbound_, &params);
   if (status != UCS_OK)
     return fail(alloySystemError, "ucp_worker_set_am_recv_handler failed: %s", ucs_status_string(status));
   return alloySuccess;
@@ -436,7 +451,7 @@ alloyResult_t UcxTransport::test(Request* req, bool* done) {
 // that stopped progressing must not hang the destructor.
 void UcxTransport::drain() {
   const auto deadline = std::chrono::steady_clock::now() + kDrainTimeout;
-  while (anyInFlight() && std::chrono::steady_clock::now() < deadline) ucp_worker_progress(worker_);
+  while (anyInFlight() && std::chrono::steady_clock::now() < deadline) progressAll();
   if (anyInFlight()) logWarn("net: UCX operations still in flight after %lld s; releasing them anyway",
                              static_cast<long long>(kDrainTimeout.count()));
 }
@@ -465,6 +480,7 @@ UcxTransport::~UcxTransport() {
   closeEndpoints();
   for (const auto& reg : registrations_) ucp_mem_unmap(context_, reg->memh);
   ucp_worker_destroy(worker_);
+  if (inbound_ != worker_) ucp_worker_destroy(inbound_);
   ucp_cleanup(context_);
 }
 
@@ -477,16 +493,21 @@ alloyResult_t createUcxTransport(const UcxOptions& options, std::unique_ptr<Tran
   ucp_context_h context = nullptr;
   const std::string failure = initUcpContext(&context);
   if (!failure.empty()) return fail(alloyNotSupported, "UCX transport: %s", failure.c_str());
+  // Each worker has one user at a time (the proxy thread, the inbound thread; the caller's thread
+  // before and after them); the context they share is thread-safe (initUcpContext).
   ucp_worker_params_t params = {};
   params.field_mask = UCP_WORKER_PARAM_FIELD_THREAD_MODE;
-  params.thread_mode = UCS_THREAD_MODE_SINGLE;  // the proxy thread is the worker's only user
-  ucp_worker_h worker = nullptr;
-  const ucs_status_t status = ucp_worker_create(context, &params, &worker);
-  if (status != UCS_OK) {
+  params.thread_mode = UCS_THREAD_MODE_SINGLE;
+  ucp_worker_h workers[2] = {nullptr, nullptr};
+  for (int w = 0; w < (options.inboundWorker ? 2 : 1); ++w) {
+    const ucs_status_t status = ucp_worker_create(context, &params, &workers[w]);
+    if (status == UCS_OK) continue;
+    if (workers[0] != nullptr) ucp_worker_destroy(workers[0]);
     ucp_cleanup(context);
     return fail(alloySystemError, "ucp_worker_create failed: %s", ucs_status_string(status));
   }
-  auto transport = std::make_unique<UcxTransport>(options, context, worker);
+  if (workers[1] == nullptr) workers[1] = workers[0];
+  auto transport = std::make_unique<UcxTransport>(options, context, workers[0], workers[1]);
   ALLOY_TRY(transport->listen());
   *out = std::move(transport);
   return alloySuccess;

@@ -16,10 +16,15 @@ struct UcxOptions {
   int maxOutstanding = 64;
   // The most bytes localAddress() may return: the room for it in the endpoint blob.
   size_t maxAddressBytes = kNetAddressBytes;
+  // A second worker whose address peers connect to, progressed by progressInbound() (the inbound
+  // thread), so that receiving runs beside sending; otherwise one worker serves both, progress() drives
+  // it and progressInbound() does nothing (ALLOY_NET_INBOUND_THREAD: ProxyThread::inboundRequested()).
+  bool inboundWorker = false;
 };
 
-// One UCP context and worker (single-threaded: the proxy thread is their only user). UCX reads its own
-// environment (UCX_TLS, UCX_NET_DEVICES, ...) here.
+// One UCP context and one single-threaded worker, or two with options.inboundWorker: one for this rank's
+// operations (the proxy thread's), one whose address peers connect to (progressInbound(), the inbound
+// thread's). UCX reads its own environment (UCX_TLS, UCX_NET_DEVICES, ...) here.
 alloyResult_t createUcxTransport(const UcxOptions& options, std::unique_ptr<Transport>* out);
 
 }  // namespace net

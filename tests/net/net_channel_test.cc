@@ -291,7 +291,10 @@ void openChannel(MPI_Comm comm, NetGeometry geometry, long long timeoutMs, const
   MPI_Comm_size(comm, &nranks);
   NetChannelConfig config{rank, nranks, hostOf, -1, timeoutMs, geometry};
   std::unique_ptr<alloy::net::Transport> transport;
-  alloyResult_t prepared = alloy::net::createUcxTransport(alloy::net::UcxOptions{}, &transport);
+  // As the library creates it: ALLOY_NET_INBOUND_THREAD picks one worker or two (the ctest runs both).
+  alloy::net::UcxOptions options;
+  options.inboundWorker = ProxyThread::inboundRequested();
+  alloyResult_t prepared = alloy::net::createUcxTransport(options, &transport);
   std::vector<uint8_t> address, key;
   if (prepared == alloySuccess) prepared = NetChannel::prepare(config, std::move(transport), &address, &key, out);
   // A rank that failed so far still takes part in the exchanges, so that the others fail rather than hang.
@@ -312,7 +315,10 @@ void closeChannel(MPI_Comm comm, std::unique_ptr<NetChannel>* channel) {
   EXPECT_ALLOY(alloySuccess, (*channel)->drain()) << " (rank " << worldRank() << ")";
   MPI_Request barrier;
   MPI_Ibarrier(comm, &barrier);
-  for (int done = 0; !done; MPI_Test(&barrier, &done, MPI_STATUS_IGNORE)) (*channel)->progress();
+  for (int done = 0; !done; MPI_Test(&barrier, &done, MPI_STATUS_IGNORE)) {
+    (*channel)->progress();
+    (*channel)->progressInbound();
+  }
   channel->reset();
 }
 

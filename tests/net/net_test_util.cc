@@ -148,7 +148,7 @@ alloyResult_t NetTest::retry(const std::function<alloyResult_t()>& call) {
   alloyResult_t result = call();
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(kWaitSeconds);
   while (result == alloyInProgress && std::chrono::steady_clock::now() < deadline) {
-    transport->progress();
+    transport->progressAll();
     result = call();
   }
   return result;
@@ -161,7 +161,7 @@ bool NetTest::waitUntil(const std::function<bool()>& cond, const char* what) {
       ADD_FAILURE() << "rank " << rank << ": " << what << " did not happen within " << kWaitSeconds << " s";
       return false;
     }
-    transport->progress();
+    transport->progressAll();
   }
   return true;
 }
@@ -180,7 +180,7 @@ void NetTest::barrier() {
   MPI_Request request;
   MPI_Ibarrier(MPI_COMM_WORLD, &request);
   for (int done = 0; !done; MPI_Test(&request, &done, MPI_STATUS_IGNORE)) {
-    if (transport != nullptr) transport->progress();
+    if (transport != nullptr) transport->progressAll();
   }
 }
 

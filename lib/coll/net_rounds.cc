@@ -40,17 +40,18 @@ std::vector<NetRound> cutIntoRounds(const net::NetChannel& channel, const std::v
   const size_t capacity = channel.capacity();
   for (int peer = 0; peer < static_cast<int>(localIndexOf.size()); ++peer) {
     if (localIndexOf[peer] >= 0) continue;
-    const auto box = [](size_t r) { return static_cast<int>(r % net::NetChannel::kBoxes); };
     cutPeer(
         sends[peer], capacity,
         [&](size_t r, size_t at, const P2pSegment& s, size_t offset, size_t length) {
-          round(r).stageIn.push_back(StagedCopy{channel.outbox(peer, box(r)) + at, s.src + offset, length});
+          char* box = channel.outbox(peer, net::NetChannel::boxOf(r));
+          round(r).stageIn.push_back(StagedCopy{box + at, s.src + offset, length});
         },
         [&](size_t r, size_t bytes) { round(r).operation.sends.push_back(net::NetMessage{peer, bytes}); });
     cutPeer(
         recvs[peer], capacity,
         [&](size_t r, size_t at, const P2pSegment& s, size_t offset, size_t length) {
-          round(r).stageOut.push_back(StagedCopy{s.dst + offset, channel.inbox(peer, box(r)) + at, length});
+          const char* box = channel.inbox(peer, net::NetChannel::boxOf(r));
+          round(r).stageOut.push_back(StagedCopy{s.dst + offset, box + at, length});
         },
         [&](size_t r, size_t bytes) { round(r).operation.recvs.push_back(net::NetMessage{peer, bytes}); });
   }

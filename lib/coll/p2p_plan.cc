@@ -102,7 +102,7 @@ alloyResult_t P2pPlan::launch(cudaStream_t stream, const char* function) {
     // stream-ordered, so it captures into a graph; a captured round stays in the channel so that every
     // replay rings the same operation.
     net::NetChannel* channel = comm_->net.get();
-    const auto bell = [&](size_t r) { return channel->doorbellForDevice(static_cast<int>(r % net::NetChannel::kBoxes)); };
+    const auto bell = [&](size_t r) { return channel->doorbellForDevice(net::NetChannel::boxOf(r)); };
     const auto ring = [&](size_t r) -> alloyResult_t {
       for (const StagedCopy& c : rounds_[r].stageIn)
         ALLOY_CUDA_TRY(cudaMemcpyAsync(c.dst, c.src, c.bytes, cudaMemcpyDefault, stream));

@@ -303,9 +303,9 @@ alloyResult_t NetChannel::start(uint32_t id, int box) {
       return fail(alloyInternalError, "net: doorbell %d rang for operation %u, which does not exist", box, id);
     current_ = operations_[id];
   }
-  if (current_->round % kBoxes != static_cast<size_t>(box))
-    return fail(alloyInternalError, "net: doorbell %d rang for operation %u of round %zu, which is staged in box %zu",
-                box, id, current_->round, current_->round % kBoxes);
+  if (boxOf(current_->round) != box)
+    return fail(alloyInternalError, "net: doorbell %d rang for operation %u of round %zu, which is staged in box %d",
+                box, id, current_->round, boxOf(current_->round));
   for (const NetMessage& m : current_->sends) {
     Peer& p = *peers_[peerIndex_[m.peer]];
     ++p.sendOps;

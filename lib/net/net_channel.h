@@ -82,6 +82,8 @@ class NetChannel {
  public:
   // Staging boxes per peer and direction, and doorbells: the stream fills one while the other travels.
   static constexpr int kBoxes = 2;
+  // The box a launch's round stages through.
+  static int boxOf(size_t round) { return static_cast<int>(round % kBoxes); }
   // Allocates and registers the staging memory with transport, and fills the bytes a peer needs:
   // *address (transport address) and *key (packed key of the registered region).
   static alloyResult_t prepare(const NetChannelConfig& config, std::unique_ptr<Transport> transport,

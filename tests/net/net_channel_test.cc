@@ -81,9 +81,6 @@ size_t shapedBytes(uint64_t shape, uint64_t draw, NetGeometry g) {
   }
 }
 
-// The staging box of a round, as lib/coll/net_rounds.cc picks it.
-int boxOf(size_t round) { return static_cast<int>(round % NetChannel::kBoxes); }
-
 // A parameterized case's name in the test's name.
 template <typename Case>
 std::string paramName(const ::testing::TestParamInfo<Case>& info) {
@@ -151,7 +148,7 @@ class Traffic {
   // receive window in its inbox is kept, to be compared afterwards.
   void stageIn(const NetChannel& channel, size_t round) {
     const size_t capacity = channel.capacity();
-    const int b = boxOf(round);
+    const int b = NetChannel::boxOf(round);
     for (int peer = 0; peer < static_cast<int>(sends_.size()); ++peer) {
       const size_t bytes = windowBytes(sends_[peer], round, capacity);
       if (bytes == 0) continue;
@@ -171,7 +168,7 @@ class Traffic {
   // whether the operation succeeded or not); after a success, the inbox past each window is unchanged.
   void stageOut(const NetChannel& channel, size_t round, bool succeeded) {
     const size_t capacity = channel.capacity();
-    const int b = boxOf(round);
+    const int b = NetChannel::boxOf(round);
     for (int peer = 0; peer < static_cast<int>(recvs_.size()); ++peer) {
       const size_t bytes = windowBytes(recvs_[peer], round, capacity);
       if (bytes == 0) continue;
@@ -460,7 +457,7 @@ alloyResult_t NetChannelTest::runRounds(Traffic& traffic, size_t rounds,
     added[r] = idOf(r, &ids[r]);
     if (added[r] != alloySuccess) return;
     traffic.stageIn(*channel, r);
-    ring(*channel, boxOf(r), ids[r]);
+    ring(*channel, NetChannel::boxOf(r), ids[r]);
   };
   alloyResult_t first = alloySuccess;
   for (size_t r = 0; r < rounds; ++r) {
@@ -468,7 +465,7 @@ alloyResult_t NetChannelTest::runRounds(Traffic& traffic, size_t rounds,
     if (pipelined && r + 1 < rounds) begin(r + 1);
     alloyResult_t result = added[r];
     if (result == alloySuccess) {
-      waitReleased(*channel, boxOf(r), ids[r]);
+      waitReleased(*channel, NetChannel::boxOf(r), ids[r]);
       result = channel->error();
       traffic.stageOut(*channel, r, result == alloySuccess);
     }
@@ -854,7 +851,7 @@ TEST_P(NetChannelSharedProxyTest, AlltoallsCycleOverThreeCommunicators) {
       uint32_t id = 0;
       ASSERT_ALLOY(alloySuccess, c.channel->addOperation(t.operation(round, capacity, order), false, &id));
       t.stageIn(*c.channel, round);
-      ASSERT_TRUE(ringAndWait(*c.channel, boxOf(round), id));
+      ASSERT_TRUE(ringAndWait(*c.channel, NetChannel::boxOf(round), id));
       const alloyResult_t result = c.channel->error();
       t.stageOut(*c.channel, round, result == alloySuccess);
       ASSERT_ALLOY(alloySuccess, result) << "rank " << rank << " (rank " << c.rank << " of communicator "

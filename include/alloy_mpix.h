@@ -9,6 +9,9 @@
  *   Ordinary (pageable) host memory, and every buffer on a machine without a CUDA device, goes through
  *   the MPI library's own collective after cudaStreamSynchronize(stream): correct, but synchronous.
  *   Every rank of a call must use one kind; a mix (across ranks or within a rank) is MPI_ERR_BUFFER.
+ *   Once a call on comm has used the GPU engine, later calls on comm enqueue without any host exchange
+ *   and ordinary host memory on comm is MPI_ERR_BUFFER (set ALLOY_MPIX_AGREE=1 for the agreement on
+ *   every call); a rank that rejects its arguments then still stops the operation on every rank.
  * - Errors go through comm's error handler with MPI error classes (MPI_ERR_COUNT, MPI_ERR_TYPE,
  *   MPI_ERR_BUFFER, MPI_ERR_COMM, MPI_ERR_ROOT, MPI_ERR_OP, MPI_ERR_ARG, MPI_ERR_OTHER); MPI_Error_string
  *   of the returned code says what was wrong.
@@ -60,6 +63,13 @@ ALLOY_MPIX_API int MPIX_Allgather_cuda(const void *sendbuf, int sendcount, MPI_D
 ALLOY_MPIX_API int MPIX_Reduce_scatter_block_cuda(const void *sendbuf, void *recvbuf, int recvcount,
                                                  MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
                                                  cudaStream_t stream);
+
+/* The latest call on comm that another rank rejected and this rank has not been told of yet: its error
+ * class (MPI_SUCCESS when there is none) and the rejecting rank (MPI_PROC_NULL when none). Such a call
+ * moved no data on any rank; this rank learns of it once the call's place on its stream has been
+ * reached, from this function or else from its next MPIX call on comm (docs/mpi-extension.md). Local:
+ * not collective. */
+ALLOY_MPIX_API int MPIX_Cuda_rejection(MPI_Comm comm, int *errorclass, int *rank);
 
 #ifdef __cplusplus
 }

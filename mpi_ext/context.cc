@@ -105,6 +105,17 @@ Problem contextOf(MPI_Comm comm, const char* function, Context** out) {
   return {};
 }
 
+Context* existingContext(MPI_Comm comm) {
+  {
+    std::lock_guard<std::mutex> lock(registryMutex);
+    if (contextKeyval == MPI_KEYVAL_INVALID) return nullptr;
+  }
+  void* value = nullptr;
+  int found = 0;
+  if (MPI_Comm_get_attr(comm, contextKeyval, &value, &found) != MPI_SUCCESS || !found) return nullptr;
+  return static_cast<Context*>(value);
+}
+
 alloyResult_t gpuCommOf(Context* context, alloyComm_t* out) {
   if (context->gpu == nullptr) {
     // The device current at the first GPU call, not Alloy's local-rank choice: an MPI+CUDA program has

@@ -17,11 +17,20 @@ struct Context {
   // The GPU communicator, created by the first call whose data are on the GPU (never, on a machine
   // without one, or in a program that only passes host memory).
   alloyComm_t gpu = nullptr;
+  // Calls go to the GPU engine without the per-call agreement, a handshake on the stream in its place
+  // (execute.cc). Set on every rank at the same call: the first agreed call that chose the GPU engine,
+  // unless ALLOY_MPIX_AGREE=1 or the communicator spans hosts.
+  bool enqueueOnly = false;
+  // Operations that other ranks rejected (alloy::rejectionsSeen) already reported to the program.
+  int rejectionsReported = 0;
   bool released = false;  // released at MPI_Finalize, still attached to a communicator MPI frees later
 };
 
 // The context of comm, created (collectively: all ranks make the same MPIX calls) on first use.
 Problem contextOf(MPI_Comm comm, const char* function, Context** out);
+
+// The context of comm if an MPIX call created one, else nullptr; creates nothing (not collective).
+Context* existingContext(MPI_Comm comm);
 
 // The context's GPU communicator, created (collectively) on first use on the CUDA device current now.
 alloyResult_t gpuCommOf(Context* context, alloyComm_t* out);

@@ -1,7 +1,10 @@
 #include "execute.h"
 
 #include "context.h"
+#include "env.h"
 #include "errors.h"
+#include "handshake.h"
+#include "rejections.h"
 
 namespace alloy_mpix {
 namespace {
@@ -15,7 +18,8 @@ int engineDevice(Context* context) {
 }
 
 // Everything this rank can find wrong on its own, and the kinds of memory it passed. Runs before the
-// ranks agree, so that a problem on any rank stops every rank.
+// ranks agree (or before the handshake), so that a problem on any rank stops every rank. Ordinary host
+// memory is a problem on a communicator whose calls run enqueue-only on the GPU engine.
 Problem checkLocally(const char* function, Request* request, Context* context, cudaStream_t stream, int* kinds) {
   *kinds = kNoData;
   if (request->problem) return request->problem;
@@ -29,6 +33,11 @@ Problem checkLocally(const char* function, Request* request, Context* context, c
   *kinds = sendKind | recvKind;
   if ((*kinds & kGpuMemory) && request->gpuProblem) return request->gpuProblem;
   if (*kinds & kHostMemory) {
+    if (context->enqueueOnly)
+      return problem(MPI_ERR_BUFFER, "%s: %s is ordinary host memory, but this communicator's MPIX calls run on the "
+                     "GPU engine since its first call with GPU memory; pass GPU-accessible memory, or use another "
+                     "communicator for host memory (docs/mpi-extension.md)", function,
+                     (sendKind & kHostMemory) ? request->sendName : request->recvName);
     if (request->hostProblem) return request->hostProblem;
     // MPI reads and writes host memory at once: work the caller enqueued before this call, which may
     // produce the send data or still read the receive buffer, must be finished first.
@@ -44,28 +53,72 @@ Problem checkLocally(const char* function, Request* request, Context* context, c
   return {};
 }
 
+// The send data the GPU engine reads: the caller's, or a stream-ordered copy where the engine cannot
+// read and write one buffer (*staged, to be freed on the stream after the operation).
+Problem stageSend(const char* function, const Request* request, cudaStream_t stream, const void** send, void** staged) {
+  *send = request->send.base;
+  *staged = nullptr;
+  if (!request->stageSend || request->send.bytes == 0) return {};
+  // Stream-ordered allocation and copy: nothing blocks.
+  cudaError_t err = cudaMallocAsync(staged, request->send.bytes, stream);
+  if (err == cudaSuccess) err = cudaMemcpyAsync(*staged, request->send.base, request->send.bytes, cudaMemcpyDefault, stream);
+  if (err != cudaSuccess) {
+    cudaGetLastError();
+    if (*staged != nullptr) cudaFreeAsync(*staged, stream);
+    *staged = nullptr;
+    return problem(MPI_ERR_OTHER, "%s: staging the in-place send data (%zu bytes) failed: %s", function,
+                   request->send.bytes, cudaGetErrorString(err));
+  }
+  *send = *staged;
+  return {};
+}
+
 int runOnGpu(const char* function, MPI_Comm comm, Request* request, Context* context, cudaStream_t stream) {
   alloyComm_t gpu = nullptr;
   alloyResult_t result = gpuCommOf(context, &gpu);
   if (result != alloySuccess) return report(comm, fromAlloy(result, function));
-  const void* send = request->send.base;
+  const void* send = nullptr;
   void* staged = nullptr;
-  if (request->stageSend && request->send.bytes > 0) {
-    // Stream-ordered allocation and copy: nothing blocks, and the copy is freed after the operation read it.
-    cudaError_t err = cudaMallocAsync(&staged, request->send.bytes, stream);
-    if (err == cudaSuccess)
-      err = cudaMemcpyAsync(staged, request->send.base, request->send.bytes, cudaMemcpyDefault, stream);
-    if (err != cudaSuccess) {
-      cudaGetLastError();
-      if (staged != nullptr) cudaFreeAsync(staged, stream);
-      return report(comm, problem(MPI_ERR_OTHER, "%s: staging the in-place send data (%zu bytes) failed: %s",
-                                  function, request->send.bytes, cudaGetErrorString(err)));
-    }
-    send = staged;
-  }
+  if (Problem p = stageSend(function, request, stream, &send, &staged)) return report(comm, p);
   result = request->viaGpu(gpu, send, stream);
   if (staged != nullptr) cudaFreeAsync(staged, stream);
   return result == alloySuccess ? MPI_SUCCESS : report(comm, fromAlloy(result, function));
+}
+
+// The handshake's mark of a problem: its MPI error class, which the peers report.
+int markOf(const Problem& p) {
+  return p.errorClass > 0 && p.errorClass <= alloy::kMaxHandshakeMark ? p.errorClass : MPI_ERR_OTHER;
+}
+
+// A call on a communicator whose calls run enqueue-only: no host exchange. This rank checks what it can,
+// asks the engine whether it would take the call (enqueueing nothing), and then enqueues its handshake,
+// marked with the problem if there is one, and the operation behind it. The handshake lets every rank's
+// kernels skip the operation when any rank marked it (lib/core/handshake.h).
+int runEnqueueOnly(const char* function, MPI_Comm comm, Request* request, Context* context, cudaStream_t stream) {
+  int kinds = kNoData;
+  Problem mine = checkLocally(function, request, context, stream, &kinds);
+  const void* send = nullptr;
+  void* staged = nullptr;
+  if (!mine) mine = stageSend(function, request, stream, &send, &staged);
+  if (!mine) {
+    alloy::CheckOnly checking;
+    const alloyResult_t result = request->viaGpu(context->gpu, send, stream);
+    if (result != alloySuccess) mine = fromAlloy(result, function);
+  }
+  alloyResult_t result = alloy::enqueueHandshake(context->gpu, mine ? markOf(mine) : 0, stream, function);
+  if (result == alloySuccess && !mine) result = request->viaGpu(context->gpu, send, stream);
+  if (staged != nullptr) cudaFreeAsync(staged, stream);
+  if (mine) return report(comm, mine);
+  if (result != alloySuccess) return report(comm, fromAlloy(result, function));
+  return reportRejections(function, comm, context);
+}
+
+// After an agreed call that chose the GPU engine, later calls run enqueue-only, unless the program asked
+// for the agreement on every call or the handshake cannot reach every rank (a communicator that spans
+// hosts). Every rank passes here at the same call and decides alike.
+void enterEnqueueOnly(Context* context) {
+  if (context->gpu == nullptr || alloy::envInt("ALLOY_MPIX_AGREE", 0, 0, 1) == 1) return;
+  context->enqueueOnly = alloy::enableHandshake(context->gpu) == alloySuccess;
 }
 
 }  // namespace
@@ -92,6 +145,7 @@ int execute(const char* function, MPI_Comm comm, cudaStream_t stream, const Prep
   Request request;
   request.reject(std::move(fromBinding));  // first, so that it is the problem reported
   prepare(shape, &request);
+  if (context->enqueueOnly) return runEnqueueOnly(function, comm, &request, context, stream);
   int kinds = kNoData;
   const Problem mine = checkLocally(function, &request, context, stream, &kinds);
 
@@ -113,7 +167,11 @@ int execute(const char* function, MPI_Comm comm, cudaStream_t stream, const Prep
                                 function, kinds == (kHostMemory | kGpuMemory)
                                               ? "this rank passed host memory and GPU memory"
                                               : "some ranks passed host memory and others GPU memory"));
-  if (all[1]) return runOnGpu(function, comm, &request, context, stream);
+  if (all[1]) {
+    const int code = runOnGpu(function, comm, &request, context, stream);
+    enterEnqueueOnly(context);
+    return code;
+  }
   if (all[0]) return request.viaMpi();
   return MPI_SUCCESS;  // no rank moves any data
 }

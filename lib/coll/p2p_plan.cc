@@ -37,6 +37,7 @@ alloyResult_t appendTask(P2pLaunch* launch, int kind, int peer, const std::vecto
 P2pPlan::P2pPlan(alloyComm_t comm, Operation operation) : comm_(comm), sends_(comm->nranks), recvs_(comm->nranks) {
   args_.comm = comm->local->deviceComm();
   args_.comm.operation = operation;
+  args_.comm.handshake = comm->handshake ? 1 : 0;
   args_.numTasks = 0;
 }
 

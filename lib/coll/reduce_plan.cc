@@ -12,6 +12,7 @@ ReducePlan::ReducePlan(alloyComm_t comm, alloyDataType_t type, alloyRedOp_t op, 
     : comm_(comm), type_(type) {
   args_.comm = comm->local->deviceComm();
   args_.comm.operation = operation;
+  args_.comm.handshake = comm->handshake ? 1 : 0;
   args_.op = op;
   args_.numTasks = 0;
 }

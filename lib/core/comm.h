@@ -39,6 +39,8 @@ struct alloyComm {
   // Orders the communicator's launches across streams; set together with local.
   std::unique_ptr<alloy::LaunchOrder> launchOrder;
   std::string gpuUnavailableReason;
+  // Every operation begins with the handshake of lib/core/handshake.h (the MPIX functions' communicators).
+  bool handshake = false;
   // Between hosts: set on a GPU communicator that spans hosts when a transport connects them (served
   // by the process's proxy thread); otherwise null, and netUnavailableReason says why.
   std::unique_ptr<alloy::net::NetChannel> net;

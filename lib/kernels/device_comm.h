@@ -31,9 +31,21 @@ struct SignalLayout {
   // chunks this rank has sent to dst / received from src on channel ch
   ALLOY_HOST_DEVICE static constexpr size_t sent(int dst, int ch) { return 2 * kPairs * kLine + dst * kMaxChannels + ch; }
   ALLOY_HOST_DEVICE static constexpr size_t recvd(int src, int ch) { return 2 * kPairs * kLine + kPairs + src * kMaxChannels + ch; }
-  static constexpr size_t kWords = 2 * kPairs * kLine + 2 * kPairs;
+  // The operation handshake (handshake_kernel.h): the mark the peer src wrote for this rank's handshake
+  // of a given parity (two, so that a peer one handshake ahead never overwrites a mark still being read),
+  // each on its own line; then this rank's own handshake count and the verdict of its latest handshake.
+  ALLOY_HOST_DEVICE static constexpr size_t mark(int src, int parity) {
+    return (2 * kPairs * kLine + 2 * kPairs) + (src * 2 + parity) * kLine;
+  }
+  static constexpr size_t kHandshakeBase = 2 * kPairs * kLine + 2 * kPairs + 2 * kMaxLocalRanks * kLine;
+  ALLOY_HOST_DEVICE static constexpr size_t handshakes() { return kHandshakeBase; }
+  ALLOY_HOST_DEVICE static constexpr size_t verdict() { return kHandshakeBase + 1; }
+  static constexpr size_t kWords = kHandshakeBase + kLine;
   static constexpr size_t kBytes = kWords * sizeof(uint64_t);
 };
+
+// The largest mark of the operation handshake (handshake_kernel.h): marks are 16 bits wide.
+constexpr int kMaxHandshakeMark = 0xffff;
 
 // Why this rank's kernels gave up, in host-mapped memory: the host reads it to report a failure
 // (alloyCommGetAsyncError, the next call on the communicator) and writes abortFlag to stop the kernels.
@@ -43,6 +55,13 @@ struct FaultRecord {
   int operation;                // the Operation of the launch that recorded errorCode
   unsigned int peerMask;        // bit r: a wait for rank r was cut short (kMaxLocalRanks <= 32)
   unsigned long long waitedNs;  // the longest of those waits
+  // Operations skipped because another rank rejected its arguments (the handshake's error mark): how
+  // many, and of the latest one the lowest rejecting rank (local index), its mark (an MPI error class
+  // for the MPIX functions) and the handshake's number on this communicator (1, 2, ...).
+  int rejections;
+  int rejectedBy;
+  int rejectedMark;
+  unsigned long long rejectedHandshake;
 };
 static_assert(kMaxLocalRanks <= 32, "FaultRecord::peerMask holds one bit per local rank");
 
@@ -76,6 +95,7 @@ struct DeviceComm {
   size_t slotBytes;        // bytes per slot
   unsigned long long timeoutNs;
   int operation;           // Operation of this launch (set per launch by the plan)
+  int handshake;           // 1: every operation begins with a handshake, whose verdict may skip it
   char* workspace[kMaxLocalRanks];    // rank r's workspace, mapped into this process
   uint64_t* signals[kMaxLocalRanks];  // rank r's signal area, mapped into this process
   FaultRecord* fault;                 // host-mapped, device address

@@ -67,7 +67,7 @@ __device__ void runCopy(const P2pLaunch& args, const P2pTask& task, int ch) {
 }
 
 __global__ void __launch_bounds__(kThreads) p2pKernel(const __grid_constant__ P2pLaunch args) {
-  if (blockSeesAbort(args.comm)) return;
+  if (blockSeesAbort(args.comm) || blockSeesSkip(args.comm)) return;
   const int ch = blockIdx.x % args.comm.channels;
   const P2pTask& task = args.tasks[blockIdx.x / args.comm.channels];
   switch (task.kind) {

@@ -82,4 +82,12 @@ __device__ inline bool blockSeesAbort(const DeviceComm& c) {
   return __syncthreads_or(threadIdx.x == 0 && abortWordRaised(c));
 }
 
+// Whether the operation's handshake skipped it (a rank rejected its arguments): the verdict its
+// handshake kernel, enqueued just before, left in this rank's signal area. Every block returns at once.
+__device__ inline bool blockSeesSkip(const DeviceComm& c) {
+  return c.handshake != 0 &&
+         __syncthreads_or(threadIdx.x == 0 &&
+                          *reinterpret_cast<volatile uint64_t*>(c.signals[c.rank] + SignalLayout::verdict()) != 0);
+}
+
 }  // namespace alloy

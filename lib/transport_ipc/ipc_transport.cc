@@ -167,6 +167,11 @@ FaultRecord IpcTransport::faultRecord() const {
   r.operation = f->operation;
   r.peerMask = f->peerMask;
   r.waitedNs = f->waitedNs;
+  // The count first: the kernel writes the fields of a rejection before it counts it.
+  r.rejections = f->rejections;
+  r.rejectedBy = f->rejectedBy;
+  r.rejectedMark = f->rejectedMark;
+  r.rejectedHandshake = f->rejectedHandshake;
   return r;
 }
 

@@ -138,3 +138,27 @@ TEST(AlloyResults, MapToMpiClasses) {
 
 }  // namespace
 }  // namespace mpixtest
+
+namespace mpixtest {
+namespace {
+
+// MPIX_Cuda_rejection on a communicator with no GPU operation (before any MPIX call, and after a host
+// one): nothing pending; bad arguments go through the handler. Local: ranks call it independently.
+TEST_F(BadArguments, RejectionQuery) {
+  int cls = -1, who = -2;
+  EXPECT_EQ(MPIX_Cuda_rejection(comm, &cls, &who), MPI_SUCCESS);
+  EXPECT_EQ(cls, MPI_SUCCESS);
+  EXPECT_EQ(who, MPI_PROC_NULL);
+  std::vector<int> send(n, rank), recv(n, -1);
+  ASSERT_EQ(MPIX_Alltoall_cuda(send.data(), 1, MPI_INT, recv.data(), 1, MPI_INT, comm, nullptr), MPI_SUCCESS);
+  cls = -1;
+  EXPECT_EQ(MPIX_Cuda_rejection(comm, &cls, &who), MPI_SUCCESS);
+  EXPECT_EQ(cls, MPI_SUCCESS);
+  const int code = MPIX_Cuda_rejection(comm, nullptr, &who);
+  EXPECT_EQ(errorClass(code), MPI_ERR_ARG);
+  EXPECT_NE(errorString(code).find("errorclass is NULL"), std::string::npos) << errorString(code);
+  expectHandled(code);
+}
+
+}  // namespace
+}  // namespace mpixtest

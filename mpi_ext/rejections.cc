@@ -1,0 +1,52 @@
+#include "rejections.h"
+
+#include "alloy_mpix.h"
+#include "errors.h"
+#include "handshake.h"
+
+namespace alloy_mpix {
+
+bool takeUnreportedRejection(Context* context, alloy::Rejections* seen) {
+  if (context == nullptr || context->gpu == nullptr) return false;
+  *seen = alloy::rejectionsSeen(context->gpu);
+  if (seen->count <= context->rejectionsReported) return false;
+  const int unreported = seen->count - context->rejectionsReported;
+  context->rejectionsReported = seen->count;
+  seen->count = unreported;
+  return true;
+}
+
+int reportRejections(const char* function, MPI_Comm comm, Context* context) {
+  alloy::Rejections seen;
+  if (!takeUnreportedRejection(context, &seen)) return MPI_SUCCESS;
+  return report(comm, problem(seen.mark,
+                              "%s: an earlier MPIX call on this communicator moved no data on any rank: rank %d "
+                              "rejected its arguments (error class %d) at the communicator's GPU operation %llu%s. "
+                              "This call was enqueued as usual",
+                              function, seen.rank, seen.mark, seen.handshake,
+                              seen.count > 1 ? " (the latest of several since the last report)" : ""));
+}
+
+}  // namespace alloy_mpix
+
+extern "C" ALLOY_MPIX_API int MPIX_Cuda_rejection(MPI_Comm comm, int* errorclass, int* rank) {
+  int initialized = 0, finalized = 0;
+  MPI_Initialized(&initialized);
+  MPI_Finalized(&finalized);
+  if (!initialized || finalized) return MPI_ERR_OTHER;
+  if (comm == MPI_COMM_NULL)
+    return alloy_mpix::report(MPI_COMM_NULL,
+                              alloy_mpix::problem(MPI_ERR_COMM, "MPIX_Cuda_rejection: comm is MPI_COMM_NULL"));
+  if (errorclass == nullptr || rank == nullptr)
+    return alloy_mpix::report(comm, alloy_mpix::problem(MPI_ERR_ARG, "MPIX_Cuda_rejection: %s is NULL",
+                                                        errorclass == nullptr ? "errorclass" : "rank"));
+  alloy::Rejections seen;
+  if (alloy_mpix::takeUnreportedRejection(alloy_mpix::existingContext(comm), &seen)) {
+    *errorclass = seen.mark;
+    *rank = seen.rank;
+  } else {
+    *errorclass = MPI_SUCCESS;
+    *rank = MPI_PROC_NULL;
+  }
+  return MPI_SUCCESS;
+}

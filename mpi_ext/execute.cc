@@ -90,23 +90,23 @@ int markOf(const Problem& p) {
   return p.errorClass > 0 && p.errorClass <= alloy::kMaxHandshakeMark ? p.errorClass : MPI_ERR_OTHER;
 }
 
-// A call on a communicator whose calls run enqueue-only: no host exchange. This rank checks what it can,
-// asks the engine whether it would take the call (enqueueing nothing), and then enqueues its handshake,
-// marked with the problem if there is one, and the operation behind it. The handshake lets every rank's
-// kernels skip the operation when any rank marked it (lib/core/handshake.h).
+// A call on a communicator whose calls run enqueue-only: no host exchange. This rank checks what it can
+// and calls the engine, which puts the operation's handshake (mark 0) ahead of its first kernel; where
+// this rank or the engine rejected the call, or the operation launched nothing here, the handshake is
+// enqueued on its own, marked with the problem. The handshake lets every rank's kernels skip the
+// operation when any rank marked it (lib/core/handshake.h).
 int runEnqueueOnly(const char* function, MPI_Comm comm, Request* request, Context* context, cudaStream_t stream) {
   int kinds = kNoData;
   Problem mine = checkLocally(function, request, context, stream, &kinds);
   const void* send = nullptr;
   void* staged = nullptr;
   if (!mine) mine = stageSend(function, request, stream, &send, &staged);
+  alloy::OperationHandshake handshake(context->gpu, stream);
   if (!mine) {
-    alloy::CheckOnly checking;
     const alloyResult_t result = request->viaGpu(context->gpu, send, stream);
     if (result != alloySuccess) mine = fromAlloy(result, function);
   }
-  alloyResult_t result = alloy::enqueueHandshake(context->gpu, mine ? markOf(mine) : 0, stream, function);
-  if (result == alloySuccess && !mine) result = request->viaGpu(context->gpu, send, stream);
+  const alloyResult_t result = handshake.finish(mine ? markOf(mine) : 0, function);
   if (staged != nullptr) cudaFreeAsync(staged, stream);
   if (mine) return report(comm, mine);
   if (result != alloySuccess) return report(comm, fromAlloy(result, function));

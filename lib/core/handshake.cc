@@ -10,32 +10,45 @@
 namespace alloy {
 namespace {
 
-thread_local int checkOnlyDepth = 0;
+alloyResult_t launchOnStream(alloyComm_t comm, int mark, cudaStream_t stream, const char* function) {
+  return kernelLaunched(launchHandshake(comm->local->deviceComm(), mark, stream), function);
+}
 
 }  // namespace
-
-CheckOnly::CheckOnly() { ++checkOnlyDepth; }
-CheckOnly::~CheckOnly() { --checkOnlyDepth; }
-bool CheckOnly::active() { return checkOnlyDepth > 0; }
 
 alloyResult_t enableHandshake(alloyComm_t comm) {
   ALLOY_TRY(checkGpuComm(comm, "enableHandshake"));
   if (comm->topology.spansHosts())
     return fail(alloyNotSupported, "the operation handshake runs among the ranks of one host; this communicator "
                 "spans hosts");
+  // Loaded now rather than at the first enqueue-only call (CUDA loads modules lazily, ~0.2 ms).
+  DeviceGuard guard(comm->cudaDevice);
+  ALLOY_CUDA_TRY(loadHandshakeKernel());
   comm->handshake = true;
   return alloySuccess;
 }
 
-alloyResult_t enqueueHandshake(alloyComm_t comm, int mark, cudaStream_t stream, const char* function) {
-  ALLOY_TRY(checkGpuComm(comm, function));
-  if (!comm->handshake) return fail(alloyInvalidUsage, "%s: the communicator's handshake is not enabled", function);
+OperationHandshake::OperationHandshake(alloyComm_t comm, cudaStream_t stream) : comm_(comm), stream_(stream) {
+  comm_->launchOrder->setPrelude([this](cudaStream_t stream, const char* function) {
+    launched_ = true;
+    return launchOnStream(comm_, 0, stream, function);
+  });
+}
+
+OperationHandshake::~OperationHandshake() { comm_->launchOrder->clearPrelude(); }
+
+alloyResult_t OperationHandshake::finish(int mark, const char* function) {
+  comm_->launchOrder->clearPrelude();
+  // Already enqueued ahead of the operation: a problem after that (a failed launch) can no longer stop the
+  // peers; their kernels give alloyTimeout naming this rank, as for any rank that stops mid-operation.
+  if (launched_) return alloySuccess;
+  ALLOY_TRY(checkGpuComm(comm_, function));
+  if (!comm_->handshake) return fail(alloyInvalidUsage, "%s: the communicator's handshake is not enabled", function);
   if (mark < 0 || mark > kMaxHandshakeMark)
     return fail(alloyInvalidArgument, "%s: handshake mark %d is outside 0..%d", function, mark, kMaxHandshakeMark);
-  DeviceGuard guard(comm->cudaDevice);
-  return comm->launchOrder->enqueue(stream, function, [&](bool) {
-    return kernelLaunched(launchHandshake(comm->local->deviceComm(), mark, stream), function);
-  });
+  DeviceGuard guard(comm_->cudaDevice);
+  launched_ = true;
+  return comm_->launchOrder->enqueue(stream_, function, [&](bool) { return launchOnStream(comm_, mark, stream_, function); });
 }
 
 Rejections rejectionsSeen(alloyComm_t comm) {

@@ -15,10 +15,29 @@ namespace alloy {
 // communicator that spans hosts. Collective in effect: every rank must enable it at the same call.
 alloyResult_t enableHandshake(alloyComm_t comm);
 
-// Enqueues this rank's handshake with `mark` (0: go; 1 .. kMaxHandshakeMark: this rank rejected the operation) on
-// stream, ordered after the communicator's previous launch. Every rank enqueues exactly one before each
-// operation (or instead of it, with a mark).
-alloyResult_t enqueueHandshake(alloyComm_t comm, int mark, cudaStream_t stream, const char* function);
+// The handshake of one operation: every rank enqueues exactly one before each operation, or instead
+// of it with a mark (1 .. kMaxHandshakeMark) where this rank rejected the operation. Constructed before
+// the operation is called, it puts a go handshake (mark 0) ahead of the operation's first launch on the
+// communicator, inside that launch's ordering, so that it costs one kernel launch and nothing else;
+// finish() then enqueues the handshake where no launch took it (the operation moved no data on this
+// rank, or this rank rejected it: `mark`). Host calls on one communicator come from one thread at a time
+// (docs/api.md), so one handshake is pending at most.
+class OperationHandshake {
+ public:
+  OperationHandshake(alloyComm_t comm, cudaStream_t stream);
+  ~OperationHandshake();
+  OperationHandshake(const OperationHandshake&) = delete;
+  OperationHandshake& operator=(const OperationHandshake&) = delete;
+
+  // Enqueues the handshake with `mark` on the stream, unless the operation's launch already enqueued
+  // it (then mark must be 0 and nothing is enqueued). function names the call in messages.
+  alloyResult_t finish(int mark, const char* function);
+
+ private:
+  alloyComm_t comm_;
+  cudaStream_t stream_;
+  bool launched_ = false;
+};
 
 // The operations other ranks rejected, as this rank's kernels saw them so far.
 struct Rejections {
@@ -28,17 +47,5 @@ struct Rejections {
   unsigned long long handshake = 0; // its number on this communicator (1, 2, ...)
 };
 Rejections rejectionsSeen(alloyComm_t comm);
-
-// While one lives on a thread, the operations that thread calls check their arguments and plan, but
-// enqueue nothing (LaunchOrder::enqueue returns at once): the MPIX functions learn whether the engine
-// would take a call before they enqueue its handshake.
-class CheckOnly {
- public:
-  CheckOnly();
-  ~CheckOnly();
-  CheckOnly(const CheckOnly&) = delete;
-  CheckOnly& operator=(const CheckOnly&) = delete;
-  static bool active();
-};
 
 }  // namespace alloy

@@ -1,7 +1,6 @@
 #include "launch_order.h"
 
 #include "error.h"
-#include "handshake.h"
 #include "log.h"
 
 namespace alloy {
@@ -37,13 +36,17 @@ LaunchOrder::~LaunchOrder() {
 
 alloyResult_t LaunchOrder::enqueue(cudaStream_t stream, const char* function,
                                    const std::function<alloyResult_t(bool captured)>& launch) {
-  if (CheckOnly::active()) return alloySuccess;
   bool captured = false;
   ALLOY_TRY(capturing(stream, function, &captured));
   cudaError_t err = cudaStreamWaitEvent(stream, last_, captured ? cudaEventWaitExternal : cudaEventWaitDefault);
   if (err != cudaSuccess)
     return fail(alloyCudaError, "%s: cannot order the launch after the communicator's previous one "
                 "(cudaStreamWaitEvent: %s)", function, cudaGetErrorString(err));
+  if (prelude_) {
+    const Prelude first = std::move(prelude_);
+    prelude_ = nullptr;
+    ALLOY_TRY(first(stream, function));
+  }
   ALLOY_TRY(launch(captured));
   err = cudaEventRecordWithFlags(last_, stream, captured ? cudaEventRecordExternal : cudaEventRecordDefault);
   if (err != cudaSuccess)

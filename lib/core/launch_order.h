@@ -38,9 +38,18 @@ class LaunchOrder {
   // messages.
   alloyResult_t enqueue(cudaStream_t stream, const char* function, const std::function<alloyResult_t(bool captured)>& launch);
 
+  // Work the next enqueue runs first, inside the same ordering (one event wait and record for both):
+  // the operation handshake of an MPIX call goes ahead of the call's first launch this way
+  // (handshake.h). Taken by that enqueue; clearPrelude() drops one that no enqueue took.
+  using Prelude = std::function<alloyResult_t(cudaStream_t stream, const char* function)>;
+  void setPrelude(Prelude prelude) { prelude_ = std::move(prelude); }
+  bool hasPrelude() const { return static_cast<bool>(prelude_); }
+  void clearPrelude() { prelude_ = nullptr; }
+
  private:
   LaunchOrder() = default;
   cudaEvent_t last_ = nullptr;
+  Prelude prelude_;
 };
 
 }  // namespace alloy

@@ -54,6 +54,11 @@ __global__ void handshakeKernel(const DeviceComm c, int mark) {
 
 }  // namespace
 
+cudaError_t loadHandshakeKernel() {
+  cudaFuncAttributes attributes;
+  return cudaFuncGetAttributes(&attributes, handshakeKernel);
+}
+
 cudaError_t launchHandshake(const DeviceComm& comm, int mark, cudaStream_t stream) {
   handshakeKernel<<<1, 32, 0, stream>>>(comm, mark);
   return cudaGetLastError();

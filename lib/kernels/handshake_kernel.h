@@ -19,4 +19,8 @@ namespace alloy {
 // Enqueues the handshake of this rank with `mark` (0 .. kMaxHandshakeMark) on stream.
 cudaError_t launchHandshake(const DeviceComm& comm, int mark, cudaStream_t stream);
 
+// Makes the current device load the handshake kernel (CUDA loads a kernel's module at its first launch
+// otherwise).
+cudaError_t loadHandshakeKernel();
+
 }  // namespace alloy

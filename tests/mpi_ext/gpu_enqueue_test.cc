@@ -43,10 +43,6 @@ class MpixEnqueue : public MpixGpu {
     ASSERT_EQ(enqueueOnly(), !safeMode() && !c->gpu->topology.spansHosts());
   }
 
-  bool enqueueOnly() const {
-    const alloy_mpix::Context* c = alloy_mpix::existingContext(comm);
-    return c != nullptr && c->enqueueOnly;
-  }
   std::vector<uint8_t> poison() const { return std::vector<uint8_t>(sizeof(int) * kCount * n, alloytest::kPoison); }
   int alltoall(const void* s, void* r) { return MPIX_Alltoall_cuda(s, kCount, MPI_INT, r, kCount, MPI_INT, comm, stream); }
   // What rank `rank` receives from every peer p in the alltoall of sendHost: p's block `rank`.
@@ -60,13 +56,6 @@ class MpixEnqueue : public MpixGpu {
     }
     EXPECT_TRUE(alloytest::bytesEqual(expected.data(), got.data(), got.size(), what));
   }
-  // The pending rejection as MPIX_Cuda_rejection reports it (after the stream passed the operation).
-  std::pair<int, int> pendingRejection() {
-    EXPECT_EQ(cudaStreamSynchronize(stream), cudaSuccess);
-    int cls = -1, who = -2;
-    EXPECT_EQ(MPIX_Cuda_rejection(comm, &cls, &who), MPI_SUCCESS);
-    return {cls, who};
-  }
 
   std::vector<uint8_t> sendHost;
   void* dsend = nullptr;
@@ -74,9 +63,9 @@ class MpixEnqueue : public MpixGpu {
 };
 
 // Rank 1 reaches the call 300 ms after rank 0: rank 0's MPIX call returns as soon as its own work is
-// enqueued, as the native call does (printed side by side; the bar is 2x the native time).
+// enqueued, as the native call does (printed side by side; the bar is 2x the native time). An
+// agreed call (ALLOY_MPIX_AGREE=1, or across hosts) waits for the late peer, which is checked too.
 TEST_F(MpixEnqueue, ReturnsWithoutWaitingForALatePeer) {
-  if (!enqueueOnly()) GTEST_SKIP() << "calls agreed on the host (ALLOY_MPIX_AGREE=1, or across hosts) wait for a late peer";
   MPI_Comm nativeDup = MPI_COMM_NULL;
   MPI_Comm_dup(comm, &nativeDup);
   alloyComm_t native = nullptr;
@@ -85,22 +74,26 @@ TEST_F(MpixEnqueue, ReturnsWithoutWaitingForALatePeer) {
   ASSERT_EQ(alloyCommCreateFromMPI(nativeDup, &config, &native), alloySuccess);
   constexpr auto kLate = std::chrono::milliseconds(300);
   double ms[2] = {0, 0};
-  for (int api = 0; api < 2; ++api) {
-    void* out = upload(poison());
-    MPI_Barrier(comm);
-    if (rank == 1) std::this_thread::sleep_for(kLate);
-    const auto start = Clock::now();
-    const int code = api == 0 ? alltoall(dsend, out)
-                              : (alloyAlltoAll(dsend, out, sizeof(int) * kCount, alloyUint8, native, stream) == alloySuccess
-                                     ? MPI_SUCCESS : MPI_ERR_OTHER);
-    ms[api] = std::chrono::duration<double, std::milli>(Clock::now() - start).count();
-    EXPECT_EQ(code, MPI_SUCCESS);
-    expectAlltoallResult(out, api == 0 ? "MPIX with a late peer" : "native with a late peer");
+  for (int round = 0; round < 2; ++round) {  // the second round counts: the first meets one-time costs
+    for (int api = 0; api < 2; ++api) {
+      void* out = upload(poison());
+      MPI_Barrier(comm);
+      if (rank == 1) std::this_thread::sleep_for(kLate);
+      const auto start = Clock::now();
+      const int code = api == 0 ? alltoall(dsend, out)
+                                : (alloyAlltoAll(dsend, out, sizeof(int) * kCount, alloyUint8, native, stream) ==
+                                           alloySuccess ? MPI_SUCCESS : MPI_ERR_OTHER);
+      ms[api] = std::chrono::duration<double, std::milli>(Clock::now() - start).count();
+      EXPECT_EQ(code, MPI_SUCCESS);
+      expectAlltoallResult(out, api == 0 ? "MPIX with a late peer" : "native with a late peer");
+    }
   }
   if (rank == 0) {
-    std::printf("mpix late peer: np %d: rank 1 300 ms late: MPIX_Alltoall_cuda returned after %.3f ms, "
-                "alloyAlltoAll after %.3f ms (%.2fx)\n", n, ms[0], ms[1], ms[0] / ms[1]);
-    EXPECT_LT(ms[0], 30.0) << "the MPIX call waited for the late peer";
+    std::printf("mpix late peer: np %d, %s: rank 1 300 ms late: MPIX_Alltoall_cuda returned after %.3f ms, "
+                "alloyAlltoAll after %.3f ms (%.2fx)\n", n, enqueueOnly() ? "enqueue-only" : "agreed",
+                ms[0], ms[1], ms[0] / ms[1]);
+    if (enqueueOnly()) EXPECT_LT(ms[0], 30.0) << "the MPIX call waited for the late peer";
+    else EXPECT_GT(ms[0], 250.0) << "an agreed call returned before the late peer reached it";
   }
   EXPECT_EQ(alloyCommDestroy(native), alloySuccess);
   MPI_Comm_free(&nativeDup);

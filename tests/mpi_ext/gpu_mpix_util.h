@@ -12,6 +12,7 @@
 
 #include <cstring>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "context.h"
@@ -107,6 +108,21 @@ class MpixGpu : public ::testing::Test {
     std::vector<uint8_t> hsend = send, expected = recvInitial;
     ASSERT_EQ(reference(hsend.empty() ? nullptr : hsend.data(), expected.data()), MPI_SUCCESS) << what;
     EXPECT_TRUE(alloytest::bytesEqual(expected.data(), got.data(), got.size(), what));
+  }
+
+  // Whether `comm` now runs its GPU calls enqueue-only (docs/mpi-extension.md, "Enqueue-only calls"):
+  // after its first agreed GPU call, unless ALLOY_MPIX_AGREE=1 or it spans hosts.
+  bool enqueueOnly() const {
+    const alloy_mpix::Context* c = alloy_mpix::existingContext(comm);
+    return c != nullptr && c->enqueueOnly;
+  }
+  // The pending rejection as MPIX_Cuda_rejection reports it, read after the stream passed every
+  // operation enqueued so far: (MPI_SUCCESS, MPI_PROC_NULL) when there is none.
+  std::pair<int, int> pendingRejection() {
+    EXPECT_EQ(cudaStreamSynchronize(stream), cudaSuccess);
+    int cls = -1, who = -2;
+    EXPECT_EQ(MPIX_Cuda_rejection(comm, &cls, &who), MPI_SUCCESS);
+    return {cls, who};
   }
 
   MPI_Comm comm = MPI_COMM_NULL;

@@ -21,8 +21,6 @@ struct Context {
   // (execute.cc). Set on every rank at the same call: the first agreed call that chose the GPU engine,
   // unless ALLOY_MPIX_AGREE=1 or the communicator spans hosts.
   bool enqueueOnly = false;
-  // Operations that other ranks rejected (alloy::rejectionsSeen) already reported to the program.
-  int rejectionsReported = 0;
   bool released = false;  // released at MPI_Finalize, still attached to a communicator MPI frees later
 };
 

@@ -6,19 +6,9 @@
 
 namespace alloy_mpix {
 
-bool takeUnreportedRejection(Context* context, alloy::Rejections* seen) {
-  if (context == nullptr || context->gpu == nullptr) return false;
-  *seen = alloy::rejectionsSeen(context->gpu);
-  if (seen->count <= context->rejectionsReported) return false;
-  const int unreported = seen->count - context->rejectionsReported;
-  context->rejectionsReported = seen->count;
-  seen->count = unreported;
-  return true;
-}
-
 int reportRejections(const char* function, MPI_Comm comm, Context* context) {
   alloy::Rejections seen;
-  if (!takeUnreportedRejection(context, &seen)) return MPI_SUCCESS;
+  if (context->gpu == nullptr || !alloy::takeUnreportedRejection(context->gpu, &seen)) return MPI_SUCCESS;
   return report(comm, problem(seen.mark,
                               "%s: an earlier MPIX call on this communicator moved no data on any rank: rank %d "
                               "rejected its arguments (error class %d) at the communicator's GPU operation %llu%s. "
@@ -41,7 +31,8 @@ extern "C" ALLOY_MPIX_API int MPIX_Cuda_rejection(MPI_Comm comm, int* errorclass
     return alloy_mpix::report(comm, alloy_mpix::problem(MPI_ERR_ARG, "MPIX_Cuda_rejection: %s is NULL",
                                                         errorclass == nullptr ? "errorclass" : "rank"));
   alloy::Rejections seen;
-  if (alloy_mpix::takeUnreportedRejection(alloy_mpix::existingContext(comm), &seen)) {
+  const alloy_mpix::Context* context = alloy_mpix::existingContext(comm);
+  if (context != nullptr && context->gpu != nullptr && alloy::takeUnreportedRejection(context->gpu, &seen)) {
     *errorclass = seen.mark;
     *rank = seen.rank;
   } else {

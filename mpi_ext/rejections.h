@@ -10,10 +10,6 @@
 
 namespace alloy_mpix {
 
-// The rejections this rank's kernels recorded and nobody has reported yet (*seen: the latest one, and in
-// count how many), marked reported; false when there are none.
-bool takeUnreportedRejection(Context* context, alloy::Rejections* seen);
-
 // After a call's own work was enqueued: reports, through comm's error handler, the latest rejection not
 // reported before (with how many there were). MPI_SUCCESS when there is none.
 int reportRejections(const char* function, MPI_Comm comm, Context* context);

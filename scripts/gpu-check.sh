@@ -66,7 +66,8 @@
 #                             shm (UCX_TLS=posix,sysv,self) or a UCX_TLS value as it is
 #   HOSTS_NATIVE_FILTER       --gtest_filter for alloy_gpu_tests (default: alltoall(v), send/recv, their
 #                             graphs, MultiComm, BadInput but its reductions, CrossHost, the abort test)
-#   HOSTS_MPIX_FILTER         --gtest_filter for alloy_mpix_gpu_tests (default MpixAlltoallv.*)
+#   HOSTS_MPIX_FILTER         --gtest_filter for alloy_mpix_gpu_tests (default: alltoallv, and the enqueue
+#                             and rejection cases, which stay agreed across hosts)
 #   HOSTS_TIMEOUT_MS          ALLOY_TIMEOUT_MS of the ranks (default 30000); the ranks also get ALLOY_NET=ucx
 #                             (unless ALLOY_NET is set), so that a UCX that cannot start fails loudly
 #   HOSTS_RUN_TIMEOUT         seconds one suite run may take (default 120)
@@ -351,7 +352,7 @@ STRESS_NATIVE_DEFAULT+=":MultiComm.AlternatingAlltoAllOnOneStream:MultiComm.Grou
 STRESS_NATIVE_DEFAULT+=":StreamOrder.*:LowLatencyWrap.*:GroupValidation.*:Residency.*-Faults.*"
 # alloy_mpix_gpu_tests: every MPI_IN_PLACE path on GPU memory, and MPIX alltoallv over random count
 # matrices with gaps for every predefined datatype.
-STRESS_MPIX_DEFAULT="MpixCollectives.InPlacePaths:MpixAlltoallv.InPlace:MpixAlltoallv.EveryPredefinedType"
+STRESS_MPIX_DEFAULT="MpixCollectives.InPlacePaths:MpixAlltoallv.InPlace:MpixAlltoallv.EveryPredefinedType:MpixRejection.EveryCaseStopsEveryRank"
 
 # Runs one suite at one rank count with ALLOY_TEST_REPEAT; appends its row to stress_rows and any failed
 # repetitions to stress_failures.
@@ -531,7 +532,7 @@ HOSTS_NATIVE_DEFAULT="AlltoAll*:SendRecv*:CudaGraph.AlltoAll*:CudaGraph.SendRecv
 HOSTS_NATIVE_DEFAULT+=":CrossHost.*:Faults.AbortStopsAWaitingKernel:-BadInput.Collectives*"
 # MPIX: the alltoallv suite only; MpixCollectives mixes alltoall with allgather, bcast and reductions,
 # which stay unsupported across hosts.
-HOSTS_MPIX_DEFAULT="MpixAlltoallv.*"
+HOSTS_MPIX_DEFAULT="MpixAlltoallv.*:MpixEnqueue*:MpixRejection*"
 # Runs in order, most informative first: LAYOUT:TLS, both suites each.
 HOSTS_RUNS_DEFAULT="2h:tcp 2x2:tcp 2h:shm 2x2:shm 2+1:tcp 3h:tcp 4h:tcp 2+1:shm 3h:shm 4h:shm"
 

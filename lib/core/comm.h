@@ -41,6 +41,7 @@ struct alloyComm {
   std::string gpuUnavailableReason;
   // Every operation begins with the handshake of lib/core/handshake.h (the MPIX functions' communicators).
   bool handshake = false;
+  int rejectionsReported = 0;  // of the handshakes' rejections recorded (takeUnreportedRejection)
   // Between hosts: set on a GPU communicator that spans hosts when a transport connects them (served
   // by the process's proxy thread); otherwise null, and netUnavailableReason says why.
   std::unique_ptr<alloy::net::NetChannel> net;

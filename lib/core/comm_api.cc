@@ -5,8 +5,10 @@
 #include "comm.h"
 #include "device_guard.h"
 #include "error.h"
+#include "handshake.h"
 #include "local_transport.h"
 #include "launch_order.h"
+#include "log.h"
 #include "net_channel.h"
 #include "proxy_thread.h"
 
@@ -124,6 +126,12 @@ ALLOY_API alloyResult_t alloyCommDestroy(alloyComm_t comm) {
     cudaError_t err = cudaDeviceSynchronize();
     if (err != cudaSuccess)
       result = fail(alloyCudaError, "alloyCommDestroy: cudaDeviceSynchronize failed: %s", cudaGetErrorString(err));
+    alloy::Rejections seen;
+    if (comm->handshake && alloy::takeUnreportedRejection(comm, &seen))
+      alloy::logWarn("alloyCommDestroy: rank %d: %d operation(s) on this communicator were skipped on every rank "
+                     "because another rank rejected its arguments (the latest: rank %d, mark %d, the MPI error "
+                     "class for MPIX calls), and no call or query reported it here", comm->rank, seen.count,
+                     seen.rank, seen.mark);
     if (comm->net) {
       // The same between hosts: this rank's puts and credits complete at their targets (drain), and
       // the barrier keeps progressing the transport, whose peers may need this rank to land theirs.

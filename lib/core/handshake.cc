@@ -51,17 +51,19 @@ alloyResult_t OperationHandshake::finish(int mark, const char* function) {
   return comm_->launchOrder->enqueue(stream_, function, [&](bool) { return launchOnStream(comm_, mark, stream_, function); });
 }
 
-Rejections rejectionsSeen(alloyComm_t comm) {
-  Rejections seen;
-  if (comm == nullptr || !comm->local) return seen;
+bool takeUnreportedRejection(alloyComm_t comm, Rejections* seen) {
+  *seen = Rejections();
+  if (comm == nullptr || !comm->local) return false;
   const FaultRecord record = comm->local->faultRecord();
-  seen.count = record.rejections;
-  if (seen.count > 0 && record.rejectedBy >= 0 && record.rejectedBy < comm->topology.localSize) {
-    seen.rank = comm->topology.localPeers[record.rejectedBy];
-    seen.mark = record.rejectedMark;
-    seen.handshake = record.rejectedHandshake;
+  if (record.rejections <= comm->rejectionsReported) return false;
+  seen->count = record.rejections - comm->rejectionsReported;
+  comm->rejectionsReported = record.rejections;
+  if (record.rejectedBy >= 0 && record.rejectedBy < comm->topology.localSize) {
+    seen->rank = comm->topology.localPeers[record.rejectedBy];
+    seen->mark = record.rejectedMark;
+    seen->handshake = record.rejectedHandshake;
   }
-  return seen;
+  return true;
 }
 
 }  // namespace alloy

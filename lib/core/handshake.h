@@ -39,13 +39,16 @@ class OperationHandshake {
   bool launched_ = false;
 };
 
-// The operations other ranks rejected, as this rank's kernels saw them so far.
+// Operations other ranks rejected, as this rank's kernels recorded them.
 struct Rejections {
   int count = 0;                    // handshakes with another rank's mark
   int rank = -1;                    // of the latest one: the lowest rejecting rank (communicator rank)
   int mark = 0;                     // its mark
   unsigned long long handshake = 0; // its number on this communicator (1, 2, ...)
 };
-Rejections rejectionsSeen(alloyComm_t comm);
+// The rejections recorded since the last call that took them (*seen: the latest, and how many), now
+// taken; false when there are none. Each is taken once: the MPIX functions report it to the program,
+// and alloyCommDestroy warns about any that nobody took, so that no skipped operation goes unsaid.
+bool takeUnreportedRejection(alloyComm_t comm, Rejections* seen);
 
 }  // namespace alloy

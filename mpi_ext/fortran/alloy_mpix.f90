@@ -12,7 +12,8 @@ module alloy_mpix
   implicit none
   private
   public :: MPIX_Alltoallv_cuda, MPIX_Alltoallv_cuda_c, MPIX_Alltoall_cuda, MPIX_Allreduce_cuda, &
-            MPIX_Reduce_cuda, MPIX_Bcast_cuda, MPIX_Allgather_cuda, MPIX_Reduce_scatter_block_cuda
+            MPIX_Reduce_cuda, MPIX_Bcast_cuda, MPIX_Allgather_cuda, MPIX_Reduce_scatter_block_cuda, &
+            MPIX_Cuda_rejection
 
   ! Default integer counts, or MPI_COUNT_KIND counts and MPI_ADDRESS_KIND displacements (as MPI-4's
   ! Fortran bindings overload MPI_Alltoallv).
@@ -131,4 +132,15 @@ module alloy_mpix
       integer, optional, intent(out) :: ierror
     end subroutine alloy_mpix_reduce_scatter_block_f08
   end interface MPIX_Reduce_scatter_block_cuda
+  ! The pending rejection by another rank (alloy_mpix.h): its error class and rank, or MPI_SUCCESS and
+  ! MPI_PROC_NULL.
+  interface MPIX_Cuda_rejection
+    subroutine alloy_mpix_cuda_rejection_f08(comm, errorclass, rank, ierror) &
+        bind(C, name="alloy_mpix_cuda_rejection_f08")
+      import :: MPI_Comm
+      type(MPI_Comm), intent(in) :: comm
+      integer, intent(out) :: errorclass, rank
+      integer, optional, intent(out) :: ierror
+    end subroutine alloy_mpix_cuda_rejection_f08
+  end interface MPIX_Cuda_rejection
 end module alloy_mpix

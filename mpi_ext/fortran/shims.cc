@@ -144,3 +144,7 @@ ALLOY_F08_API void alloy_mpix_reduce_scatter_block_f08(CFI_cdesc_t* sendbuf, CFI
   setError(ierror, MPIX_Reduce_scatter_block_cuda(send, const_cast<void*>(recv), *recvcount, MPI_Type_f2c(*datatype),
                                                   MPI_Op_f2c(*op), c, toStream(stream)));
 }
+
+ALLOY_F08_API void alloy_mpix_cuda_rejection_f08(const MPI_Fint* comm, int* errorclass, int* rank, MPI_Fint* ierror) {
+  setError(ierror, MPIX_Cuda_rejection(MPI_Comm_f2c(*comm), errorclass, rank));
+}

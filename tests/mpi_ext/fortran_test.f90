@@ -8,7 +8,7 @@ program fortran_test
   implicit none
   integer(c_intptr_t), parameter :: stream = 0_c_intptr_t  ! host memory: the stream is only synchronised
   type(MPI_Comm) :: comm
-  integer :: rank, n, p, ierr, failures, total, cls, length
+  integer :: rank, n, p, ierr, failures, total, cls, length, rejecter
   integer, allocatable :: sendcounts(:), sdispls(:), recvcounts(:), rdispls(:)
   integer(MPI_COUNT_KIND), allocatable :: lsendcounts(:), lrecvcounts(:)
   integer(MPI_ADDRESS_KIND), allocatable :: lsdispls(:), lrdispls(:)
@@ -123,6 +123,10 @@ program fortran_test
   call MPI_Error_class(ierr, cls)
   call MPI_Error_string(ierr, message, length)
   call check(cls == MPI_ERR_BUFFER .and. index(message(1:length), "type(c_ptr)") > 0, "type(c_ptr): MPI_ERR_BUFFER")
+
+  ! Host memory calls are agreed: nothing is ever pending on this communicator.
+  call MPIX_Cuda_rejection(comm, cls, rejecter, ierr)
+  call check(ierr == MPI_SUCCESS .and. cls == MPI_SUCCESS .and. rejecter == MPI_PROC_NULL, "MPIX_Cuda_rejection: none")
 
   call MPI_Allreduce(MPI_IN_PLACE, failures, 1, MPI_INTEGER, MPI_SUM, MPI_COMM_WORLD)
   call MPI_Comm_free(comm)

@@ -224,6 +224,26 @@ TEST_F(MpixRejection, NextCallReportsIt) {
   EXPECT_EQ(pendingRejection().first, MPI_SUCCESS) << "reported once";
 }
 
+// A rejection that neither a call nor the query reported is not silent: freeing the communicator
+// (which destroys its GPU communicator after the device finished) warns on every rank that skipped.
+TEST_F(MpixRejection, UnreportedIsWarnedAtFree) {
+  if (!enqueueOnly()) GTEST_SKIP() << "an agreed call reports a rejection from the call itself";
+  const int who = 0;
+  void* out = upload(poison());
+  const int code = rank == who ? MPIX_Alltoall_cuda(dsend, kCount, MPI_INT, out, kCount, MPI_DOUBLE, comm, stream)
+                               : alltoall(dsend, out);
+  EXPECT_EQ(errorClass(code), rank == who ? MPI_ERR_TYPE : MPI_SUCCESS);
+  ::testing::internal::CaptureStderr();
+  MPI_Comm_free(&comm);
+  const std::string warned = ::testing::internal::GetCapturedStderr();
+  if (rank == who) {
+    EXPECT_EQ(warned.find("skipped on every rank"), std::string::npos) << warned;
+  } else {
+    EXPECT_NE(warned.find("1 operation(s) on this communicator were skipped on every rank"), std::string::npos) << warned;
+    EXPECT_NE(warned.find("rank 0, mark " + std::to_string(MPI_ERR_TYPE)), std::string::npos) << warned;
+  }
+}
+
 // A captured call replays its handshake with fresh counts: 50 replays, new data before each.
 TEST_F(MpixEnqueue, GraphReplaysTheHandshake) {
   void* out = upload(poison());

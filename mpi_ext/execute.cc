@@ -115,9 +115,9 @@ int runEnqueueOnly(const char* function, MPI_Comm comm, Request* request, Contex
 
 // After an agreed call that chose the GPU engine, later calls run enqueue-only, unless the program asked
 // for the agreement on every call or the handshake cannot reach every rank (a communicator that spans
-// hosts). Every rank passes here at the same call and decides alike.
-void enterEnqueueOnly(Context* context) {
-  if (context->gpu == nullptr || alloy::envInt("ALLOY_MPIX_AGREE", 0, 0, 1) == 1) return;
+// hosts). Every rank passes here at the same call and decides alike (ALLOY_MPIX_AGREE was agreed on).
+void enterEnqueueOnly(Context* context, bool agreeEveryCall) {
+  if (context->gpu == nullptr || agreeEveryCall) return;
   context->enqueueOnly = alloy::enableHandshake(context->gpu) == alloySuccess;
 }
 
@@ -149,12 +149,15 @@ int execute(const char* function, MPI_Comm comm, cudaStream_t stream, const Prep
   int kinds = kNoData;
   const Problem mine = checkLocally(function, &request, context, stream, &kinds);
 
-  // One agreement per call, on the private duplicate: which kinds of memory the ranks passed, and the
-  // highest rank that found a problem. A rank that moves no data (zero counts, NULL buffers) cannot tell
+  // The agreement, on the private duplicate: which kinds of memory the ranks passed, and the highest
+  // rank that found a problem. A rank that moves no data (zero counts, NULL buffers) cannot tell
   // the engine from its own arguments, and no rank may go on into a collective that a peer skipped.
-  const int vote[3] = {(kinds & kHostMemory) ? 1 : 0, (kinds & kGpuMemory) ? 1 : 0, mine ? shape.rank + 1 : 0};
-  int all[3] = {0, 0, 0};
-  if (MPI_Allreduce(vote, all, 3, MPI_INT, MPI_MAX, context->agreement) != MPI_SUCCESS)
+  // The last two carry ALLOY_MPIX_AGREE: the ranks must leave the agreement at the same call or not at all.
+  const bool agreeEveryCall = alloy::envInt("ALLOY_MPIX_AGREE", 0, 0, 1) == 1;
+  const int vote[5] = {(kinds & kHostMemory) ? 1 : 0, (kinds & kGpuMemory) ? 1 : 0, mine ? shape.rank + 1 : 0,
+                       agreeEveryCall ? 1 : 0, agreeEveryCall ? 0 : 1};
+  int all[5] = {0, 0, 0, 0, 0};
+  if (MPI_Allreduce(vote, all, 5, MPI_INT, MPI_MAX, context->agreement) != MPI_SUCCESS)
     return report(comm, problem(MPI_ERR_OTHER, "%s: the ranks could not agree on the call (MPI_Allreduce failed)",
                                 function));
   if (mine) return report(comm, mine);
@@ -167,9 +170,12 @@ int execute(const char* function, MPI_Comm comm, cudaStream_t stream, const Prep
                                 function, kinds == (kHostMemory | kGpuMemory)
                                               ? "this rank passed host memory and GPU memory"
                                               : "some ranks passed host memory and others GPU memory"));
+  if (all[1] && all[3] && all[4])
+    return report(comm, problem(MPI_ERR_OTHER, "%s: ALLOY_MPIX_AGREE is 1 on some ranks and not on others (here: "
+                                "%d); set it alike on every rank (docs/environment.md)", function, agreeEveryCall ? 1 : 0));
   if (all[1]) {
     const int code = runOnGpu(function, comm, &request, context, stream);
-    enterEnqueueOnly(context);
+    enterEnqueueOnly(context, agreeEveryCall);
     return code;
   }
   if (all[0]) return request.viaMpi();

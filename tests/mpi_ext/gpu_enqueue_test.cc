@@ -244,6 +244,24 @@ TEST_F(MpixRejection, UnreportedIsWarnedAtFree) {
   }
 }
 
+// ALLOY_MPIX_AGREE set on some ranks only: the first GPU call, which would make the communicator
+// enqueue-only on some ranks and not on others, fails on every rank instead, and moves nothing.
+using MpixAgreeSetting = MpixGpu;
+TEST_F(MpixAgreeSetting, MustBeAlikeOnEveryRank) {
+  const char* given = std::getenv("ALLOY_MPIX_AGREE");
+  const std::string original = given != nullptr ? given : "";
+  ASSERT_EQ(setenv("ALLOY_MPIX_AGREE", rank == 0 ? "1" : "0", 1), 0);
+  const std::vector<uint8_t> send = alloytest::genVector(alloytest::streamOf(seed, 2, rank), sizeof(int) * n);
+  const std::vector<uint8_t> poison(sizeof(int) * n, alloytest::kPoison);
+  void* out = upload(poison);
+  const int code = MPIX_Alltoall_cuda(upload(send), 1, MPI_INT, out, 1, MPI_INT, comm, stream);
+  if (given != nullptr) setenv("ALLOY_MPIX_AGREE", original.c_str(), 1);
+  else unsetenv("ALLOY_MPIX_AGREE");
+  EXPECT_MPIX_ERROR(code, MPI_ERR_OTHER, "ALLOY_MPIX_AGREE is 1 on some ranks and not on others");
+  EXPECT_EQ(download(out, poison.size()), poison);
+  EXPECT_FALSE(enqueueOnly());
+}
+
 // A captured call replays its handshake with fresh counts: 50 replays, new data before each.
 TEST_F(MpixEnqueue, GraphReplaysTheHandshake) {
   void* out = upload(poison());

@@ -63,16 +63,39 @@ class MpixEnqueue : public MpixGpu {
   void* drecv = nullptr;
 };
 
+// The MPIX call beside the native call it wraps, on a native communicator of the same ranks.
+class MpixEnqueueTimed : public MpixEnqueue {
+ protected:
+  void SetUp() override {
+    MpixEnqueue::SetUp();
+    if (HasFatalFailure()) return;
+    MPI_Comm_dup(comm, &nativeDup);
+    alloyConfig_t config = ALLOY_CONFIG_INITIALIZER;
+    ASSERT_EQ(cudaGetDevice(&config.cudaDevice), cudaSuccess);
+    ASSERT_EQ(alloyCommCreateFromMPI(nativeDup, &config, &native), alloySuccess);
+  }
+  void TearDown() override {
+    if (native != nullptr) {
+      EXPECT_EQ(alloyCommDestroy(native), alloySuccess);
+    }
+    if (nativeDup != MPI_COMM_NULL) MPI_Comm_free(&nativeDup);
+    MpixEnqueue::TearDown();
+  }
+  // The alltoall of dsend into out: api 0 through MPIX_Alltoall_cuda, 1 through alloyAlltoAll.
+  int call(int api, void* out) {
+    if (api == 0) return alltoall(dsend, out);
+    return alloyAlltoAll(dsend, out, sizeof(int) * kCount, alloyUint8, native, stream) == alloySuccess ? MPI_SUCCESS
+                                                                                                       : MPI_ERR_OTHER;
+  }
+
+  MPI_Comm nativeDup = MPI_COMM_NULL;
+  alloyComm_t native = nullptr;
+};
+
 // Rank 1 reaches the call 300 ms after rank 0: rank 0's MPIX call returns as soon as its own work is
 // enqueued, as the native call does (printed side by side; the bar is 2x the native time). An
 // agreed call (ALLOY_MPIX_AGREE=1, or across hosts) waits for the late peer, which is checked too.
-TEST_F(MpixEnqueue, ReturnsWithoutWaitingForALatePeer) {
-  MPI_Comm nativeDup = MPI_COMM_NULL;
-  MPI_Comm_dup(comm, &nativeDup);
-  alloyComm_t native = nullptr;
-  alloyConfig_t config = ALLOY_CONFIG_INITIALIZER;
-  ASSERT_EQ(cudaGetDevice(&config.cudaDevice), cudaSuccess);
-  ASSERT_EQ(alloyCommCreateFromMPI(nativeDup, &config, &native), alloySuccess);
+TEST_F(MpixEnqueueTimed, ReturnsWithoutWaitingForALatePeer) {
   constexpr auto kLate = std::chrono::milliseconds(300);
   constexpr int kRounds = 5;  // after one warm-up round; the median counts (one call takes tens of us)
   std::vector<double> times[2];
@@ -82,9 +105,7 @@ TEST_F(MpixEnqueue, ReturnsWithoutWaitingForALatePeer) {
       MPI_Barrier(comm);
       if (rank == 1) std::this_thread::sleep_for(kLate);
       const auto start = Clock::now();
-      const int code = api == 0 ? alltoall(dsend, out)
-                                : (alloyAlltoAll(dsend, out, sizeof(int) * kCount, alloyUint8, native, stream) ==
-                                           alloySuccess ? MPI_SUCCESS : MPI_ERR_OTHER);
+      const int code = call(api, out);
       const double elapsed = std::chrono::duration<double, std::milli>(Clock::now() - start).count();
       if (round > 0) times[api].push_back(elapsed);
       EXPECT_EQ(code, MPI_SUCCESS);
@@ -103,8 +124,6 @@ TEST_F(MpixEnqueue, ReturnsWithoutWaitingForALatePeer) {
     if (enqueueOnly()) EXPECT_LT(ms[0], 30.0) << "the MPIX call waited for the late peer";
     else EXPECT_GT(ms[0], 250.0) << "an agreed call returned before the late peer reached it";
   }
-  EXPECT_EQ(alloyCommDestroy(native), alloySuccess);
-  MPI_Comm_free(&nativeDup);
 }
 
 // One bad argument on one rank. `bad` makes the rejecting rank's call, `good` every other rank's; both
@@ -300,13 +319,7 @@ TEST_F(MpixEnqueue, GraphReplaysTheHandshake) {
 
 // Host time of 100 calls enqueued back to back (alltoall of 256 B per peer), MPIX against native, printed
 // for docs/benchmarks.md. The results of the last call are checked.
-TEST_F(MpixEnqueue, PerCallHostCost) {
-  MPI_Comm nativeDup = MPI_COMM_NULL;
-  MPI_Comm_dup(comm, &nativeDup);
-  alloyComm_t native = nullptr;
-  alloyConfig_t config = ALLOY_CONFIG_INITIALIZER;
-  ASSERT_EQ(cudaGetDevice(&config.cudaDevice), cudaSuccess);
-  ASSERT_EQ(alloyCommCreateFromMPI(nativeDup, &config, &native), alloySuccess);
+TEST_F(MpixEnqueueTimed, PerCallHostCost) {
   constexpr int kCalls = 100;
   double us[2] = {0, 0};
   for (int round = 0; round < 3; ++round) {  // the last of three rounds: the first ones warm up
@@ -314,10 +327,7 @@ TEST_F(MpixEnqueue, PerCallHostCost) {
       void* out = upload(poison());
       MPI_Barrier(comm);
       const auto start = Clock::now();
-      for (int call = 0; call < kCalls; ++call) {
-        if (api == 0) ASSERT_EQ(alltoall(dsend, out), MPI_SUCCESS);
-        else ASSERT_EQ(alloyAlltoAll(dsend, out, sizeof(int) * kCount, alloyUint8, native, stream), alloySuccess);
-      }
+      for (int k = 0; k < kCalls; ++k) ASSERT_EQ(call(api, out), MPI_SUCCESS) << (api == 0 ? "MPIX" : "native");
       us[api] = std::chrono::duration<double, std::micro>(Clock::now() - start).count() / kCalls;
       expectAlltoallResult(out, api == 0 ? "MPIX, last of 100" : "native, last of 100");
     }
@@ -328,8 +338,6 @@ TEST_F(MpixEnqueue, PerCallHostCost) {
     std::printf("mpix per-call host cost: np %d, %s: MPIX_Alltoall_cuda %.1f us, alloyAlltoAll %.1f us per call "
                 "(slowest rank; %.2fx)\n", n, safeMode() ? "ALLOY_MPIX_AGREE=1" : "enqueue-only", worst[0], worst[1],
                 worst[0] / worst[1]);
-  EXPECT_EQ(alloyCommDestroy(native), alloySuccess);
-  MPI_Comm_free(&nativeDup);
 }
 
 }  // namespace

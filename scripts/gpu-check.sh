@@ -64,10 +64,10 @@
 #                             Layouts: 2h, 3h, 4h (one rank per host), 2x2 (4 ranks, host = rank % 2), 2+1
 #                             (hosts {0,1},{2}), or a map of each rank's host such as 0,0,1,1. TLS: tcp,
 #                             shm (UCX_TLS=posix,sysv,self) or a UCX_TLS value as it is
-#   HOSTS_NATIVE_FILTER       --gtest_filter for alloy_gpu_tests (default: alltoall(v), send/recv, their
-#                             graphs, MultiComm, BadInput but its reductions, CrossHost, the abort test)
-#   HOSTS_MPIX_FILTER         --gtest_filter for alloy_mpix_gpu_tests (default: alltoallv, and the enqueue
-#                             and rejection cases, which stay agreed across hosts)
+#   HOSTS_NATIVE_FILTER       --gtest_filter for alloy_gpu_tests (default: every collective, send/recv,
+#                             graphs, MultiComm, BadInput, StreamOrder, CrossHost, the abort test)
+#   HOSTS_MPIX_FILTER         --gtest_filter for alloy_mpix_gpu_tests (default: every collective, and the
+#                             enqueue and rejection cases, which stay agreed across hosts)
 #   HOSTS_TIMEOUT_MS          ALLOY_TIMEOUT_MS of the ranks (default 30000); the ranks also get ALLOY_NET=ucx
 #                             (unless ALLOY_NET is set), so that a UCX that cannot start fails loudly
 #   HOSTS_RUN_TIMEOUT         seconds one suite run may take (default 120)
@@ -525,14 +525,12 @@ mode_sanitize() {
 # hosts: what crosses hosts (UCX, through the proxy thread and host staging), on this one machine split
 # into virtual hosts: each rank gets its ALLOY_HOSTID from a wrapper, as NCCL's ranks get NCCL_HOSTID.
 
-# Cross-host operations of the native suite: alltoall(v) and send/recv in every form (graphs, several
-# communicators, bad arguments, stream order), and the cross-host suite itself.
-# StreamOrder and BadInput.Collectives* call reductions, which stay unsupported across hosts.
-HOSTS_NATIVE_DEFAULT="AlltoAll*:SendRecv*:CudaGraph.AlltoAll*:CudaGraph.SendRecv*:MultiComm.*:BadInput.*"
-HOSTS_NATIVE_DEFAULT+=":CrossHost.*:Faults.AbortStopsAWaitingKernel:-BadInput.Collectives*"
-# MPIX: the alltoallv suite only; MpixCollectives mixes alltoall with allgather, bcast and reductions,
-# which stay unsupported across hosts.
-HOSTS_MPIX_DEFAULT="MpixAlltoallv.*:MpixEnqueue*:MpixRejection*"
+# Cross-host operations of the native suite: every collective and send/recv in every form (graphs,
+# several communicators, bad arguments, stream order), and the cross-host suite itself.
+HOSTS_NATIVE_DEFAULT="AlltoAll*:SendRecv*:AllReduce.*:Reduce.*:ReduceScatter.*:Broadcast.*:AllGather.*"
+HOSTS_NATIVE_DEFAULT+=":CudaGraph.*:MultiComm.*:BadInput.*:StreamOrder.*:CrossHost.*:Faults.AbortStopsAWaitingKernel"
+# MPIX: every collective, and the enqueue and rejection cases (which stay agreed across hosts).
+HOSTS_MPIX_DEFAULT="MpixAlltoallv.*:MpixCollectives.*:MpixEnqueue*:MpixRejection*"
 # Runs in order, most informative first: LAYOUT:TLS, both suites each.
 HOSTS_RUNS_DEFAULT="2h:tcp 2x2:tcp 2h:shm 2x2:shm 2+1:tcp 3h:tcp 4h:tcp 2+1:shm 3h:shm 4h:shm"
 

@@ -15,4 +15,13 @@ size_t allreduceOneShotMaxBytes(int nranks) {
   return static_cast<size_t>(value);
 }
 
+Part partOf(size_t count, size_t elementSize, int n, int p) {
+  const size_t align = 16 / elementSize;
+  size_t per = (count + n - 1) / n;
+  per = (per + align - 1) / align * align;
+  const size_t first = per * p < count ? per * p : count;
+  const size_t last = first + per < count ? first + per : count;
+  return Part{first, last - first};
+}
+
 }  // namespace alloy

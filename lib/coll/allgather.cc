@@ -1,5 +1,6 @@
 // alloyAllGather: every rank sends its buffer to every peer and receives theirs into their places of
-// recvbuff, one launch of the point-to-point engine; its own part is a local copy unless in place.
+// recvbuff, one launch of the point-to-point engine (IPC inside this host, the network channel between
+// hosts); its own part is a local copy unless in place.
 #include "arguments.h"
 #include "comm.h"
 #include "datatype.h"
@@ -12,7 +13,7 @@ extern "C" ALLOY_API alloyResult_t alloyAllGather(const void* sendbuff, void* re
                                                   alloyDataType_t datatype, alloyComm_t comm,
                                                   cudaStream_t stream) {
   const char* fn = "alloyAllGather";
-  ALLOY_TRY(checkGpuCommOneHost(comm, fn));
+  ALLOY_TRY(checkGpuComm(comm, fn));
   ALLOY_TRY(checkDataType(datatype, fn));
   size_t partBytes = 0, recvBytes = 0;
   ALLOY_TRY(checkedBytes(sendcount, dataTypeSize(datatype), fn, "sendcount", &partBytes));

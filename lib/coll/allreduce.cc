@@ -2,7 +2,8 @@
 // reduces all of them in rank order, one launch. Larger ones run reduce-scatter (rank r reduces part r,
 // once) then all-gather of the reduced parts. Either way every rank ends with the same bits: one-shot
 // ranks all compute the same reduction in the same order, and in reduce-scatter + all-gather each part
-// is computed by one rank only.
+// is computed by one rank only. Between hosts: across_hosts.h.
+#include "across_hosts.h"
 #include "algorithm.h"
 #include "arguments.h"
 #include "comm.h"
@@ -14,22 +15,6 @@
 namespace {
 
 using namespace alloy;
-
-// Part p of a count-element buffer split over n ranks: its first element and length. Parts are whole
-// 16-byte vectors where the buffer is large enough, so that the reduction stays vectorised.
-struct Part {
-  size_t first;
-  size_t count;
-};
-
-Part partOf(size_t count, size_t elementSize, int n, int p) {
-  const size_t align = 16 / elementSize;
-  size_t per = (count + n - 1) / n;
-  per = (per + align - 1) / align * align;
-  const size_t first = per * p < count ? per * p : count;
-  const size_t last = first + per < count ? first + per : count;
-  return Part{first, last - first};
-}
 
 alloyResult_t reduceScatterAllGather(const char* send, char* recv, size_t count, alloyDataType_t type,
                                      alloyRedOp_t op, alloyComm_t comm, cudaStream_t stream, const char* fn) {
@@ -63,7 +48,7 @@ extern "C" ALLOY_API alloyResult_t alloyAllReduce(const void* sendbuff, void* re
                                                   alloyDataType_t datatype, alloyRedOp_t op, alloyComm_t comm,
                                                   cudaStream_t stream) {
   const char* fn = "alloyAllReduce";
-  ALLOY_TRY(checkGpuCommOneHost(comm, fn));
+  ALLOY_TRY(checkGpuComm(comm, fn));
   ALLOY_TRY(checkDataType(datatype, fn));
   ALLOY_TRY(checkRedOp(op, fn));
   size_t bytes = 0;
@@ -74,6 +59,7 @@ extern "C" ALLOY_API alloyResult_t alloyAllReduce(const void* sendbuff, void* re
   ALLOY_TRY(checkElementAligned(recvbuff, dataTypeSize(datatype), fn, "recvbuff"));
   ALLOY_TRY(checkInPlaceOrDisjoint(sendbuff, bytes, recvbuff, bytes, recvbuff, fn));
   if (bytes == 0) return alloySuccess;
+  if (comm->topology.spansHosts()) return allReduceAcrossHosts(sendbuff, recvbuff, count, datatype, op, comm, stream, fn);
   if (bytes > allreduceOneShotMaxBytes(comm->nranks))
     return reduceScatterAllGather(static_cast<const char*>(sendbuff), static_cast<char*>(recvbuff), count, datatype,
                                   op, comm, stream, fn);

@@ -1,4 +1,5 @@
-// alloyBroadcast: the root sends its buffer to every peer through the point-to-point engine (and copies
+// alloyBroadcast: the root sends its buffer to every peer through the point-to-point engine, over IPC or
+// the network channel (and copies
 // it into its own recvbuff unless in place). sendbuff matters on the root only, as in NCCL.
 #include "arguments.h"
 #include "comm.h"
@@ -12,7 +13,7 @@ extern "C" ALLOY_API alloyResult_t alloyBroadcast(const void* sendbuff, void* re
                                                   alloyDataType_t datatype, int root, alloyComm_t comm,
                                                   cudaStream_t stream) {
   const char* fn = "alloyBroadcast";
-  ALLOY_TRY(checkGpuCommOneHost(comm, fn));
+  ALLOY_TRY(checkGpuComm(comm, fn));
   ALLOY_TRY(checkDataType(datatype, fn));
   ALLOY_TRY(checkPeer(comm, root, fn, "root"));
   size_t bytes = 0;

@@ -1,5 +1,7 @@
 // alloyReduce: every rank but the root sends its buffer to the root, which reduces all of them in rank
-// order as they arrive (one launch). recvbuff matters on the root only, as in NCCL.
+// order as they arrive (one launch). recvbuff matters on the root only, as in NCCL. Between hosts:
+// across_hosts.h.
+#include "across_hosts.h"
 #include "arguments.h"
 #include "comm.h"
 #include "datatype.h"
@@ -12,7 +14,7 @@ extern "C" ALLOY_API alloyResult_t alloyReduce(const void* sendbuff, void* recvb
                                                alloyDataType_t datatype, alloyRedOp_t op, int root,
                                                alloyComm_t comm, cudaStream_t stream) {
   const char* fn = "alloyReduce";
-  ALLOY_TRY(checkGpuCommOneHost(comm, fn));
+  ALLOY_TRY(checkGpuComm(comm, fn));
   ALLOY_TRY(checkDataType(datatype, fn));
   ALLOY_TRY(checkRedOp(op, fn));
   ALLOY_TRY(checkPeer(comm, root, fn, "root"));
@@ -27,6 +29,8 @@ extern "C" ALLOY_API alloyResult_t alloyReduce(const void* sendbuff, void* recvb
     ALLOY_TRY(checkInPlaceOrDisjoint(sendbuff, bytes, recvbuff, bytes, recvbuff, fn));
   }
   if (bytes == 0) return alloySuccess;
+  if (comm->topology.spansHosts())
+    return reduceAcrossHosts(sendbuff, recvbuff, count, datatype, op, root, comm, stream, fn);
   ReducePlan plan(comm, datatype, op, kOpReduce);
   if (isRoot) plan.addReduce(sendbuff, recvbuff, bytes, false);
   else plan.addSend(root, sendbuff, bytes);

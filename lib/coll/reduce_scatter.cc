@@ -1,5 +1,6 @@
 // alloyReduceScatter: rank r sends part p of its buffer to rank p and reduces part r of every rank's
-// buffer, in rank order, as the parts arrive (one launch).
+// buffer, in rank order, as the parts arrive (one launch). Between hosts: across_hosts.h.
+#include "across_hosts.h"
 #include "arguments.h"
 #include "comm.h"
 #include "datatype.h"
@@ -12,7 +13,7 @@ extern "C" ALLOY_API alloyResult_t alloyReduceScatter(const void* sendbuff, void
                                                       alloyDataType_t datatype, alloyRedOp_t op,
                                                       alloyComm_t comm, cudaStream_t stream) {
   const char* fn = "alloyReduceScatter";
-  ALLOY_TRY(checkGpuCommOneHost(comm, fn));
+  ALLOY_TRY(checkGpuComm(comm, fn));
   ALLOY_TRY(checkDataType(datatype, fn));
   ALLOY_TRY(checkRedOp(op, fn));
   size_t partBytes = 0, sendBytes = 0;
@@ -27,6 +28,8 @@ extern "C" ALLOY_API alloyResult_t alloyReduceScatter(const void* sendbuff, void
   ALLOY_TRY(checkInPlaceOrDisjoint(send, sendBytes, recvbuff, partBytes,
                                    static_cast<const char*>(recvbuff) - comm->rank * partBytes, fn));
   if (partBytes == 0) return alloySuccess;
+  if (comm->topology.spansHosts())
+    return reduceScatterAcrossHosts(sendbuff, recvbuff, recvcount, datatype, op, comm, stream, fn);
   ReducePlan plan(comm, datatype, op, kOpReduceScatter);
   for (int peer = 0; peer < comm->nranks; ++peer)
     if (peer != comm->rank) plan.addSend(peer, send + peer * partBytes, partBytes);

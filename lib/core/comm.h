@@ -58,9 +58,6 @@ namespace alloy {
 // Checks the common arguments of a GPU operation (comm valid, GPU engine usable, stream) and makes the
 // communicator's device current. name is the API function, for messages.
 alloyResult_t checkGpuComm(alloyComm_t comm, const char* name);
-// checkGpuComm for the operations that do not cross hosts yet: alloyNotSupported on a communicator that
-// spans hosts.
-alloyResult_t checkGpuCommOneHost(alloyComm_t comm, const char* name);
 
 // The first error of the communicator's GPU work (kernels or the network channel), or alloySuccess.
 alloyResult_t commAsyncError(alloyComm_t comm);

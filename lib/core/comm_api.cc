@@ -64,16 +64,6 @@ alloyResult_t checkGpuComm(alloyComm_t comm, const char* name) {
   return alloySuccess;
 }
 
-alloyResult_t checkGpuCommOneHost(alloyComm_t comm, const char* name) {
-  ALLOY_TRY(checkGpuComm(comm, name));
-  if (comm->topology.spansHosts())
-    return fail(alloyNotSupported,
-                "%s: not available yet on a communicator that spans hosts (rank %d shares its host with %d of %d "
-                "ranks); between hosts Alloy moves alltoall, alltoallv and send/recv so far (docs/architecture.md)",
-                name, comm->rank, comm->topology.localSize - 1, comm->nranks);
-  return alloySuccess;
-}
-
 alloyResult_t commAsyncError(alloyComm_t comm) {
   if (!comm->local) return alloySuccess;
   const alloyResult_t kernels = comm->local->asyncError();

@@ -10,6 +10,7 @@
 #include "ll_protocol.cuh"
 #include "reduce_kernel.h"
 #include "ring_send.cuh"
+#include "type_dispatch.cuh"
 
 namespace alloy {
 namespace {
@@ -121,26 +122,6 @@ __global__ void __launch_bounds__(kThreads) reduceKernel(const __grid_constant__
     case alloyMax: runRecv<T, alloyMax>(args.comm, task, ch); break;
     case alloyMin: runRecv<T, alloyMin>(args.comm, task, ch); break;
     default: runRecv<T, alloyAvg>(args.comm, task, ch); break;
-  }
-}
-
-// Calls f with a value of the C++ type of `type`.
-template <typename F>
-cudaError_t withType(alloyDataType_t type, F f) {
-  switch (type) {
-    case alloyInt8: return f(int8_t{});
-    case alloyUint8: return f(uint8_t{});
-    case alloyInt32: return f(int32_t{});
-    case alloyUint32: return f(uint32_t{});
-    case alloyInt64: return f(int64_t{});
-    case alloyUint64: return f(uint64_t{});
-    case alloyFloat16: return f(__half{});
-    case alloyFloat32: return f(float{});
-    case alloyFloat64: return f(double{});
-    case alloyBfloat16: return f(__nv_bfloat16{});
-    case alloyFloat8e4m3: return f(__nv_fp8_e4m3{});
-    case alloyFloat8e5m2: return f(__nv_fp8_e5m2{});
-    default: return cudaErrorInvalidValue;
   }
 }
 

@@ -1,0 +1,29 @@
+// The reducing collectives on a communicator that spans hosts. Each runs as an exchange through the
+// point-to-point engine, which reaches the ranks of this host over CUDA IPC and the others over the
+// network channel (p2p_plan.h), then a reduction of what arrived (slot_reduce_kernel.h), then, for
+// allreduce and reduce, a second exchange of the reduced parts. Every part is reduced by one rank, in
+// rank order, so reductions give identical bits on every rank. docs/architecture.md, "Collectives
+// between hosts", says what is flat here and what a hierarchical schedule would save.
+//
+// The callers have checked every argument; these enqueue nothing unless every step can be enqueued.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include "alloy.h"
+
+namespace alloy {
+
+// recvbuff = part `rank` (recvcount elements, NCCL's layout) of the reduction of every rank's sendbuff.
+alloyResult_t reduceScatterAcrossHosts(const void* sendbuff, void* recvbuff, size_t recvcount, alloyDataType_t type,
+                                       alloyRedOp_t op, alloyComm_t comm, cudaStream_t stream, const char* function);
+// Small buffers (up to allreduceOneShotMaxBytes): every rank sends its buffer to every rank and reduces
+// all of them. Larger: reduce-scatter, then every rank sends its reduced part to every rank.
+alloyResult_t allReduceAcrossHosts(const void* sendbuff, void* recvbuff, size_t count, alloyDataType_t type,
+                                   alloyRedOp_t op, alloyComm_t comm, cudaStream_t stream, const char* function);
+// Small buffers: every rank sends its buffer to the root, which reduces them. Larger: reduce-scatter,
+// then every rank sends its reduced part to the root.
+alloyResult_t reduceAcrossHosts(const void* sendbuff, void* recvbuff, size_t count, alloyDataType_t type,
+                                alloyRedOp_t op, int root, alloyComm_t comm, cudaStream_t stream, const char* function);
+
+}  // namespace alloy

@@ -1,0 +1,52 @@
+#include "slot_reduce_kernel.h"
+
+#include "reduce_ops.cuh"
+#include "type_dispatch.cuh"
+
+namespace alloy {
+namespace {
+
+constexpr int kThreads = 256;
+constexpr int kMaxBlocks = 1024;  // grid-stride beyond: enough blocks to fill an H100 several times
+
+template <typename T, int Op>
+__device__ void reduceSlots(const SlotReduce& a) {
+  using A = Accumulate<T>;
+  const T* own = reinterpret_cast<const T*>(a.ownInput);
+  T* dst = reinterpret_cast<T*>(a.dst);
+  const auto input = [&](int r, size_t i) {
+    return r == a.own ? own[i] : reinterpret_cast<const T*>(a.slots + r * a.slotStride)[i];
+  };
+  const size_t stride = static_cast<size_t>(gridDim.x) * blockDim.x;
+  for (size_t i = static_cast<size_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < a.count; i += stride) {
+    typename A::Acc acc = A::widen(input(0, i));
+    for (int r = 1; r < a.ranks; ++r) acc = combine<T, Op>(acc, A::widen(input(r, i)));
+    dst[i] = finish<T, Op>(acc, a.ranks);
+  }
+}
+
+// One instantiation per datatype; the operator is a switch outside the loop.
+template <typename T>
+__global__ void __launch_bounds__(kThreads) slotReduceKernel(const SlotReduce a) {
+  switch (a.op) {
+    case alloySum: reduceSlots<T, alloySum>(a); break;
+    case alloyProd: reduceSlots<T, alloyProd>(a); break;
+    case alloyMax: reduceSlots<T, alloyMax>(a); break;
+    case alloyMin: reduceSlots<T, alloyMin>(a); break;
+    default: reduceSlots<T, alloyAvg>(a); break;
+  }
+}
+
+}  // namespace
+
+cudaError_t launchSlotReduce(const SlotReduce& reduce, alloyDataType_t type, cudaStream_t stream) {
+  if (reduce.count == 0) return cudaSuccess;
+  const size_t wanted = (reduce.count + kThreads - 1) / kThreads;
+  const unsigned blocks = static_cast<unsigned>(wanted < kMaxBlocks ? wanted : kMaxBlocks);
+  return withType(type, [&](auto tag) {
+    slotReduceKernel<decltype(tag)><<<blocks, kThreads, 0, stream>>>(reduce);
+    return cudaGetLastError();
+  });
+}
+
+}  // namespace alloy

@@ -18,10 +18,11 @@
 #                                       (ALLOY_HOSTID per rank): unpack .whl/libucx_cu13-*.whl if there
 #                                       (scripts/ucx-wheel.sh; else a system UCX with headers), build with UCX
 #                                       ON, run what crosses hosts in both GPU suites (HOSTS_*_FILTER) in
-#                                       several layouts over UCX tcp and shared memory, then alltoall(v)
-#                                       with alloy-perf against NCCL (NCCL_HOSTID per rank, socket transport)
-#                                       and ucx_perftest's bandwidth; a table and the three target ratios,
-#                                       and UCX's own both-ways bandwidth (tools/ucx-both-ways) beside them
+#                                       several layouts over UCX tcp and shared memory, then every
+#                                       collective with alloy-perf against NCCL (NCCL_HOSTID per rank, socket
+#                                       transport) and ucx_perftest's bandwidth; a table and the target
+#                                       ratios per collective (the ceiling ratio for alltoall(v)), and UCX's
+#                                       own both-ways bandwidth (tools/ucx-both-ways) beside them
 #
 # Settings (environment), all modes:
 #   BUILD_DIR                 build folder (default build-gpu); SKIP_BUILD=1 reuses it as it is
@@ -71,14 +72,15 @@
 #   HOSTS_TIMEOUT_MS          ALLOY_TIMEOUT_MS of the ranks (default 30000); the ranks also get ALLOY_NET=ucx
 #                             (unless ALLOY_NET is set), so that a UCX that cannot start fails loudly
 #   HOSTS_RUN_TIMEOUT         seconds one suite run may take (default 120)
-#   HOSTS_BUDGET              seconds all runs together may take after the build (default 420); test runs
+#   HOSTS_BUDGET              seconds all runs together may take after the build (default 500); test runs
 #                             that no longer fit are reported as "not run (budget)"
-#   HOSTS_PERF_RESERVE        seconds of HOSTS_BUDGET the test runs leave to the benchmark (default 180)
+#   HOSTS_PERF_RESERVE        seconds of HOSTS_BUDGET the test runs leave to the benchmark (default 360)
 #   HOSTS_PERF                0 skips the benchmark (default 1)
 #   HOSTS_PERF_TLS            transports of the benchmark (default "tcp shm")
 #   HOSTS_PERF_MINBYTES, HOSTS_PERF_MAXBYTES, HOSTS_PERF_FACTOR  alloy-perf sizes (default 16, 256M, 4)
 #   HOSTS_PERF_WARMUP, HOSTS_PERF_ITERS  alloy-perf iterations (default 5, 20)
-#   HOSTS_PERF_TIMEOUT        seconds one alloy-perf run may take (default 90)
+#   HOSTS_PERF_OPS            collectives of the benchmark, comma separated (default: all eight)
+#   HOSTS_PERF_TIMEOUT        seconds one alloy-perf run may take (default 180)
 #   HOSTS_PERFTEST_BYTES, HOSTS_PERFTEST_ITERS, HOSTS_PERFTEST_PORT  ucx_perftest's message size,
 #                             iterations and first TCP port (default 67108864, 20, 13350)
 #   UCXWHEEL_DIR              where scripts/ucx-wheel.sh unpacks the wheel (default /tmp/ucx-wheel)
@@ -716,10 +718,10 @@ hosts_both_ways() {
 hosts_perf_run() {
   local tlsname=$1 tls=$2
   local base="$RESULTS/hosts-perf-${tlsname//[^A-Za-z0-9]/_}" limit rc=0
-  # shellcheck disable=SC2054  # alltoall,alltoallv is one argument
-  local args=(-o alltoall,alltoallv -b "${HOSTS_PERF_MINBYTES:-16}" -e "${HOSTS_PERF_MAXBYTES:-256M}"
+  local ops=${HOSTS_PERF_OPS:-allreduce,reduce,broadcast,allgather,reducescatter,alltoall,alltoallv,sendrecv}
+  local args=(-o "$ops" -b "${HOSTS_PERF_MINBYTES:-16}" -e "${HOSTS_PERF_MAXBYTES:-256M}"
               -f "${HOSTS_PERF_FACTOR:-4}" -w "${HOSTS_PERF_WARMUP:-5}" -n "${HOSTS_PERF_ITERS:-20}" --compare nccl)
-  limit=$(run_limit "${HOSTS_PERF_TIMEOUT:-90}")
+  limit=$(run_limit "${HOSTS_PERF_TIMEOUT:-180}")
   [ "$limit" -lt 10 ] && { echo "not run (budget)"; return; }
   log "alloy-perf UCX_TLS=$tls, 2 ranks as 2 hosts: ${args[*]}, at most $limit s" >&2
   # NCCL's inter-node path in miniature: its socket transport over loopback, IB off.
@@ -816,6 +818,8 @@ def ratios(op, rows, doc, ceiling, both_ways):
     label = f"  {op:<9} "
     out.append(against_nccl(label, "time alloy/nccl    ", small, doc, TARGET_TIME, False))
     out.append(against_nccl(label, "busbw alloy/nccl   ", large, doc, TARGET_BUSBW, True))
+    if op not in ("alltoall", "alltoallv"):
+        return out  # the transport's ceiling is a target of alltoall(v), whose bus bandwidth is what crosses
     measured = [r for r in large if ok(r["alloy"])]
     # 2 ranks as 2 hosts: busbw is what one rank sends to the other host per second.
     best = max(measured, key=lambda r: r["alloy"].get("busbw_gbs") or 0) if measured else None
@@ -855,11 +859,11 @@ for i in range(0, len(args) - 4, 5):
     print(f"UCX_TLS={tls} ({doc.get('nranks')} ranks as 2 virtual hosts; {nccl_text}{complete}):")
     if doc.get("alloy_unavailable"):
         print(f"  alloy unavailable: {doc['alloy_unavailable'].strip()}")
-    for op in ("alltoall", "alltoallv"):
+    ops = list(dict.fromkeys(r["op"] for r in doc.get("rows", [])))  # in the order they ran
+    if not ops:
+        print("  no rows")
+    for op in ops:
         rows = [r for r in doc.get("rows", []) if r["op"] == op]
-        if not rows:
-            print(f"  {op:<9} no rows")
-            continue
         for line in ratios(op, rows, doc, ceiling, both_ways):
             print(line)
 PY
@@ -922,9 +926,9 @@ mode_hosts() {
   hosts_check_ucx_build
   find_gpus
   find_nccl
-  start_budget "${HOSTS_BUDGET:-420}"
+  start_budget "${HOSTS_BUDGET:-500}"
   # The test runs leave this much of the budget to the benchmark.
-  hosts_reserve=${HOSTS_PERF_RESERVE:-180}
+  hosts_reserve=${HOSTS_PERF_RESERVE:-360}
   for run in $runs; do
     layout=${run%%:*} tlsname=${run#*:}
     hosts_run "$layout" "$tlsname" native "$NATIVE_BIN" "$native_filter"

@@ -32,6 +32,23 @@ alloyResult_t appendTask(P2pLaunch* launch, int kind, int peer, const std::vecto
   return alloySuccess;
 }
 
+// Whether this host's part of a launch only copies this rank's own blocks (no peer on this host takes
+// part: one rank per host), which the copy engine does without taking SMs from the application (or, with
+// ranks sharing a GPU, a time slice from the other ranks). Not where the operation handshake runs: a
+// skipped operation must move no byte, and only the kernel sees the verdict (lib/core/handshake.h).
+bool copiesOnly(const P2pLaunch& launch) {
+  return launch.numTasks == 1 && launch.tasks[0].kind == kP2pCopy && !launch.comm.handshake;
+}
+
+alloyResult_t launchCopies(const P2pLaunch& launch, cudaStream_t stream) {
+  const P2pTask& task = launch.tasks[0];
+  for (int s = task.firstSegment; s < task.firstSegment + task.numSegments; ++s) {
+    const P2pSegment& copy = launch.segments[s];
+    ALLOY_CUDA_TRY(cudaMemcpyAsync(copy.dst, copy.src, copy.bytes, cudaMemcpyDefault, stream));
+  }
+  return alloySuccess;
+}
+
 }  // namespace
 
 P2pPlan::P2pPlan(alloyComm_t comm, Operation operation) : comm_(comm), sends_(comm->nranks), recvs_(comm->nranks) {
@@ -99,9 +116,9 @@ alloyResult_t P2pPlan::launch(cudaStream_t stream, const char* function) {
     // before the wait for round r, in the other box: its copy in runs while round r is on the wire, and
     // round r's copy out while round r + 1 is (the copy engines and the network work side by side).
     // The box of round r + 1 is free by then: its previous user, round r - 1, was waited for and copied
-    // out before. The kernel serves this host while the first round is on the wire. Everything is
-    // stream-ordered, so it captures into a graph; a captured round stays in the channel so that every
-    // replay rings the same operation.
+    // out before. The kernel (the copy engine where it would only copy this rank's own blocks) serves
+    // this host while the first round is on the wire. Everything is stream-ordered, so it captures into
+    // a graph; a captured round stays in the channel so that every replay rings the same operation.
     net::NetChannel* channel = comm_->net.get();
     const auto bell = [&](size_t r) { return channel->doorbellForDevice(net::NetChannel::boxOf(r)); };
     const auto ring = [&](size_t r) -> alloyResult_t {
@@ -112,7 +129,8 @@ alloyResult_t P2pPlan::launch(cudaStream_t stream, const char* function) {
       return streamWriteWord(stream, bell(r), id + 1, function);
     };
     if (!rounds_.empty()) ALLOY_TRY(ring(0));
-    if (args_.numTasks > 0 || rounds_.empty()) ALLOY_TRY(kernelLaunched(launchP2p(args_, stream), function));
+    if (copiesOnly(args_)) ALLOY_TRY(launchCopies(args_, stream));
+    else if (args_.numTasks > 0) ALLOY_TRY(kernelLaunched(launchP2p(args_, stream), function));
     for (size_t r = 0; r < rounds_.size(); ++r) {
       if (r + 1 < rounds_.size()) ALLOY_TRY(ring(r + 1));
       ALLOY_TRY(streamWaitWordEquals(stream, bell(r), 0, function));

@@ -1,9 +1,22 @@
-// Built only where libibverbs was found: the probe must agree with libibverbs itself. On a machine
-// with rdma-core but no RDMA hardware (CI) both see 0 devices.
+// Built only where libibverbs was found: the probe must agree with libibverbs itself (this test links
+// it; liballoy loads it with dlopen). On a machine with rdma-core but no RDMA hardware (CI) both see 0
+// devices.
 #include <gtest/gtest.h>
 #include <infiniband/verbs.h>
 
+#include <cstdlib>
+#include <string>
+
 #include "net_probe.h"
+#include "verbs_library.h"
+
+namespace {
+
+constexpr const char* kMissing = "/nonexistent/libibverbs.so.1";
+
+bool startsWith(const std::string& text, const std::string& prefix) { return text.compare(0, prefix.size(), prefix) == 0; }
+
+}  // namespace
 
 TEST(VerbsProbe, CountsTheDevicesLibibverbsLists) {
   int expected = 0;
@@ -18,4 +31,55 @@ TEST(VerbsProbe, CountsTheDevicesLibibverbsLists) {
   EXPECT_EQ(probe.devices, expected);
   EXPECT_NE(probe.detail.find(std::to_string(expected) + " RDMA device"), std::string::npos) << probe.detail;
   if (expected == 0) EXPECT_FALSE(probe.usable);
+}
+
+TEST(VerbsProbe, SaysWhenLibibverbsCannotBeLoaded) {
+  setenv("ALLOY_IBVERBS_PATH", kMissing, 1);
+  const alloy::NetProbe probe = alloy::probeVerbs();
+  unsetenv("ALLOY_IBVERBS_PATH");
+  EXPECT_TRUE(probe.built);
+  EXPECT_FALSE(probe.usable);
+  EXPECT_EQ(probe.devices, 0);
+  // dlerror's wording is the C library's; the path it names and the frame around it are ours.
+  const std::string prefix = std::string("verbs: ") + kMissing + " could not be loaded (" + kMissing + ": ";
+  EXPECT_TRUE(startsWith(probe.detail, prefix)) << probe.detail;
+  EXPECT_GT(probe.detail.size(), prefix.size() + 1) << probe.detail;
+  EXPECT_EQ(probe.detail.back(), ')') << probe.detail;
+
+  // The variable is read at each probe: without it the real library is found again.
+  const alloy::NetProbe again = alloy::probeVerbs();
+  EXPECT_EQ(again.detail.find("could not be loaded"), std::string::npos) << again.detail;
+}
+
+TEST(VerbsLibrary, LoadsTheDefaultLibrary) {
+  unsetenv("ALLOY_IBVERBS_PATH");
+  const alloy::verbs::VerbsLibrary lib;
+  ASSERT_TRUE(lib.loaded()) << lib.error();
+  EXPECT_EQ(lib.name(), "libibverbs.so.1");
+  EXPECT_EQ(lib.error(), "");
+  EXPECT_NE(lib.getDeviceList, nullptr);
+  EXPECT_NE(lib.freeDeviceList, nullptr);
+  EXPECT_NE(lib.getDeviceName, nullptr);
+  EXPECT_NE(lib.openDevice, nullptr);
+  EXPECT_NE(lib.closeDevice, nullptr);
+  EXPECT_NE(lib.queryDevice, nullptr);
+}
+
+TEST(VerbsLibrary, TheVariableNamesTheLibrary) {
+  setenv("ALLOY_IBVERBS_PATH", kMissing, 1);
+  const alloy::verbs::VerbsLibrary lib;
+  unsetenv("ALLOY_IBVERBS_PATH");
+  EXPECT_FALSE(lib.loaded());
+  EXPECT_EQ(lib.name(), kMissing);
+  EXPECT_TRUE(startsWith(lib.error(), std::string(kMissing) + ": ")) << lib.error();
+  EXPECT_EQ(lib.getDeviceList, nullptr);
+}
+
+TEST(VerbsLibrary, ALibraryWithoutTheFunctionsIsNotUsed) {
+  // The C library loads, but has no ibv_* function: nothing of it may be half-used.
+  const alloy::verbs::VerbsLibrary lib("libc.so.6");
+  EXPECT_FALSE(lib.loaded());
+  EXPECT_TRUE(startsWith(lib.error(), "symbol ibv_get_device_list not found: ")) << lib.error();
+  EXPECT_EQ(lib.getDeviceList, nullptr);
+  EXPECT_EQ(lib.queryDevice, nullptr);
 }

@@ -74,7 +74,8 @@
 #   HOSTS_RUN_TIMEOUT         seconds one suite run may take (default 120)
 #   HOSTS_BUDGET              seconds all runs together may take after the build (default 500); test runs
 #                             that no longer fit are reported as "not run (budget)"
-#   HOSTS_PERF_RESERVE        seconds of HOSTS_BUDGET the test runs leave to the benchmark (default 360)
+#   HOSTS_PERF_RESERVE        seconds of HOSTS_BUDGET the test runs leave to the benchmark (default 360;
+#                             none when HOSTS_PERF=0)
 #   HOSTS_PERF                0 skips the benchmark (default 1)
 #   HOSTS_PERF_TLS            transports of the benchmark (default "tcp shm")
 #   HOSTS_PERF_MINBYTES, HOSTS_PERF_MAXBYTES, HOSTS_PERF_FACTOR  alloy-perf sizes (default 16, 256M, 4)
@@ -927,8 +928,9 @@ mode_hosts() {
   find_gpus
   find_nccl
   start_budget "${HOSTS_BUDGET:-500}"
-  # The test runs leave this much of the budget to the benchmark.
-  hosts_reserve=${HOSTS_PERF_RESERVE:-360}
+  # The test runs leave this much of the budget to the benchmark, when it runs.
+  hosts_reserve=0
+  [ "${HOSTS_PERF:-1}" = 1 ] && hosts_reserve=${HOSTS_PERF_RESERVE:-360}
   for run in $runs; do
     layout=${run%%:*} tlsname=${run#*:}
     hosts_run "$layout" "$tlsname" native "$NATIVE_BIN" "$native_filter"

@@ -13,7 +13,7 @@ extern "C" ALLOY_API alloyResult_t alloyAllGather(const void* sendbuff, void* re
                                                   alloyDataType_t datatype, alloyComm_t comm,
                                                   cudaStream_t stream) {
   const char* fn = "alloyAllGather";
-  ALLOY_TRY(checkGpuComm(comm, fn));
+  ALLOY_TRY(checkGpuCollective(comm, fn));
   ALLOY_TRY(checkDataType(datatype, fn));
   size_t partBytes = 0, recvBytes = 0;
   ALLOY_TRY(checkedBytes(sendcount, dataTypeSize(datatype), fn, "sendcount", &partBytes));

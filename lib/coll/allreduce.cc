@@ -48,7 +48,7 @@ extern "C" ALLOY_API alloyResult_t alloyAllReduce(const void* sendbuff, void* re
                                                   alloyDataType_t datatype, alloyRedOp_t op, alloyComm_t comm,
                                                   cudaStream_t stream) {
   const char* fn = "alloyAllReduce";
-  ALLOY_TRY(checkGpuComm(comm, fn));
+  ALLOY_TRY(checkGpuCollective(comm, fn));
   ALLOY_TRY(checkDataType(datatype, fn));
   ALLOY_TRY(checkRedOp(op, fn));
   size_t bytes = 0;

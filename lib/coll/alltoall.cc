@@ -31,7 +31,7 @@ extern "C" ALLOY_API alloyResult_t alloyAlltoAll(const void* sendbuff, void* rec
                                                  alloyDataType_t datatype, alloyComm_t comm,
                                                  cudaStream_t stream) {
   const char* fn = "alloyAlltoAll";
-  ALLOY_TRY(checkGpuComm(comm, fn));
+  ALLOY_TRY(checkGpuCollective(comm, fn));
   ALLOY_TRY(checkDataType(datatype, fn));
   size_t blockBytes = 0, totalBytes = 0;
   ALLOY_TRY(checkedBytes(count, dataTypeSize(datatype), fn, "count", &blockBytes));
@@ -56,7 +56,7 @@ extern "C" ALLOY_API alloyResult_t alloyAlltoAllv(const void* sendbuff, const si
                                                   alloyComm_t comm, cudaStream_t stream) {
   (void)relaybuff;  // accepted for VCCL compatibility; the intra-node engine stages in its workspace
   const char* fn = "alloyAlltoAllv";
-  ALLOY_TRY(checkGpuComm(comm, fn));
+  ALLOY_TRY(checkGpuCollective(comm, fn));
   ALLOY_TRY(checkDataType(datatype, fn));
   if (sendcounts == nullptr || sdispls == nullptr || recvcounts == nullptr || rdispls == nullptr)
     return fail(alloyInvalidArgument, "%s: %s is NULL; expected a host array of nranks size_t", fn,

@@ -13,7 +13,7 @@ extern "C" ALLOY_API alloyResult_t alloyBroadcast(const void* sendbuff, void* re
                                                   alloyDataType_t datatype, int root, alloyComm_t comm,
                                                   cudaStream_t stream) {
   const char* fn = "alloyBroadcast";
-  ALLOY_TRY(checkGpuComm(comm, fn));
+  ALLOY_TRY(checkGpuCollective(comm, fn));
   ALLOY_TRY(checkDataType(datatype, fn));
   ALLOY_TRY(checkPeer(comm, root, fn, "root"));
   size_t bytes = 0;

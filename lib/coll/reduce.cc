@@ -14,7 +14,7 @@ extern "C" ALLOY_API alloyResult_t alloyReduce(const void* sendbuff, void* recvb
                                                alloyDataType_t datatype, alloyRedOp_t op, int root,
                                                alloyComm_t comm, cudaStream_t stream) {
   const char* fn = "alloyReduce";
-  ALLOY_TRY(checkGpuComm(comm, fn));
+  ALLOY_TRY(checkGpuCollective(comm, fn));
   ALLOY_TRY(checkDataType(datatype, fn));
   ALLOY_TRY(checkRedOp(op, fn));
   ALLOY_TRY(checkPeer(comm, root, fn, "root"));

@@ -13,7 +13,7 @@ extern "C" ALLOY_API alloyResult_t alloyReduceScatter(const void* sendbuff, void
                                                       alloyDataType_t datatype, alloyRedOp_t op,
                                                       alloyComm_t comm, cudaStream_t stream) {
   const char* fn = "alloyReduceScatter";
-  ALLOY_TRY(checkGpuComm(comm, fn));
+  ALLOY_TRY(checkGpuCollective(comm, fn));
   ALLOY_TRY(checkDataType(datatype, fn));
   ALLOY_TRY(checkRedOp(op, fn));
   size_t partBytes = 0, sendBytes = 0;

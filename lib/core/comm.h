@@ -58,6 +58,10 @@ namespace alloy {
 // Checks the common arguments of a GPU operation (comm valid, GPU engine usable, stream) and makes the
 // communicator's device current. name is the API function, for messages.
 alloyResult_t checkGpuComm(alloyComm_t comm, const char* name);
+// checkGpuComm for the collectives, which involve every rank: on a communicator that spans hosts without a
+// transport between them, alloyNotSupported on every rank alike (naming the reason), even on a rank whose
+// own peers in the operation all share its host, which would otherwise wait for peers that failed.
+alloyResult_t checkGpuCollective(alloyComm_t comm, const char* name);
 
 // The first error of the communicator's GPU work (kernels or the network channel), or alloySuccess.
 alloyResult_t commAsyncError(alloyComm_t comm);

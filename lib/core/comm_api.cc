@@ -64,6 +64,14 @@ alloyResult_t checkGpuComm(alloyComm_t comm, const char* name) {
   return alloySuccess;
 }
 
+alloyResult_t checkGpuCollective(alloyComm_t comm, const char* name) {
+  ALLOY_TRY(checkGpuComm(comm, name));
+  if (comm->topology.spansHosts() && !comm->net)
+    return fail(alloyNotSupported, "%s: this communicator spans hosts and has no transport between hosts: %s", name,
+                comm->netUnavailableReason.c_str());
+  return alloySuccess;
+}
+
 alloyResult_t commAsyncError(alloyComm_t comm) {
   if (!comm->local) return alloySuccess;
   const alloyResult_t kernels = comm->local->asyncError();

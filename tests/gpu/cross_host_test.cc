@@ -63,6 +63,42 @@ TEST_F(CrossHost, HundredAlltoAllsBackToBack) {
   EXPECT_TRUE(bytesEqual(expected.data(), got.data(), got.size(), "100 alltoalls"));
 }
 
+// Under ALLOY_NET=none a communicator that spans hosts is still created, and every collective fails on
+// every rank alike, naming the missing transport, and moves nothing: also on a rank whose peers in a
+// rooted collective all share its host (in 2 hosts x 2 ranks, rank 2 only receives from rank 0), which
+// would otherwise wait for a root that failed.
+TEST_F(CrossHost, WithoutATransportEveryCollectiveSaysWhy) {
+  setenv("ALLOY_NET", "none", 1);
+  alloyComm_t c = nullptr;
+  const alloyResult_t created = alloyCommCreateFromMPI(MPI_COMM_WORLD, nullptr, &c);
+  unsetenv("ALLOY_NET");
+  ALLOY_ASSERT_OK(created);
+  const size_t count = 1000, bytes = count * 4 * nranks;
+  DeviceBuffer a(bytes), b(bytes);
+  ASSERT_TRUE(a.ok() && b.ok());
+  a.poison(stream);
+  b.poison(stream);
+  const char* why = "no transport between hosts: ALLOY_NET=none";
+  ALLOY_EXPECT_ERROR(alloyAllReduce(a.get(), b.get(), count, alloyFloat32, alloySum, c, stream), alloyNotSupported, why);
+  ALLOY_EXPECT_ERROR(alloyReduce(a.get(), b.get(), count, alloyFloat32, alloySum, 0, c, stream), alloyNotSupported, why);
+  ALLOY_EXPECT_ERROR(alloyReduceScatter(a.get(), b.get(), count, alloyFloat32, alloySum, c, stream), alloyNotSupported,
+                     why);
+  ALLOY_EXPECT_ERROR(alloyBroadcast(a.get(), b.get(), count, alloyFloat32, 0, c, stream), alloyNotSupported, why);
+  ALLOY_EXPECT_ERROR(alloyAllGather(a.get(), b.get(), count, alloyFloat32, c, stream), alloyNotSupported, why);
+  ALLOY_EXPECT_ERROR(alloyAlltoAll(a.get(), b.get(), count, alloyFloat32, c, stream), alloyNotSupported, why);
+  const std::vector<size_t> counts(nranks, count), displs = [&] {
+    std::vector<size_t> d(nranks);
+    for (int p = 0; p < nranks; ++p) d[p] = p * count;
+    return d;
+  }();
+  ALLOY_EXPECT_ERROR(alloyAlltoAllv(a.get(), counts.data(), displs.data(), b.get(), counts.data(), displs.data(),
+                                    nullptr, alloyFloat32, c, stream),
+                     alloyNotSupported, why);
+  EXPECT_TRUE(allPoison(a.download(stream).data(), bytes, "sendbuff"));
+  EXPECT_TRUE(allPoison(b.download(stream).data(), bytes, "recvbuff"));
+  ALLOY_EXPECT_OK(alloyCommDestroy(c));
+}
+
 TEST_F(CrossHost, PeerThatNeverJoinsTimesOut) {
   constexpr int kTimeoutMs = 2000;
   alloyComm_t c = nullptr;

@@ -820,7 +820,7 @@ def ratios(op, rows, doc, ceiling, both_ways):
     out.append(against_nccl(label, "time alloy/nccl    ", small, doc, TARGET_TIME, False))
     out.append(against_nccl(label, "busbw alloy/nccl   ", large, doc, TARGET_BUSBW, True))
     if op not in ("alltoall", "alltoallv"):
-        return out  # the transport's ceiling is a target of alltoall(v), whose bus bandwidth is what crosses
+        return out  # the ceiling is alltoall(v)'s target: their bus bandwidth is the bytes that cross hosts
     measured = [r for r in large if ok(r["alloy"])]
     # 2 ranks as 2 hosts: busbw is what one rank sends to the other host per second.
     best = max(measured, key=lambda r: r["alloy"].get("busbw_gbs") or 0) if measured else None

@@ -52,9 +52,7 @@ alloyResult_t launchCopies(const P2pLaunch& launch, cudaStream_t stream) {
 }  // namespace
 
 P2pPlan::P2pPlan(alloyComm_t comm, Operation operation) : comm_(comm), sends_(comm->nranks), recvs_(comm->nranks) {
-  args_.comm = comm->local->deviceComm();
-  args_.comm.operation = operation;
-  args_.comm.handshake = comm->handshake ? 1 : 0;
+  args_.comm = operationDeviceComm(comm, operation);
   args_.numTasks = 0;
 }
 

@@ -10,9 +10,7 @@ namespace alloy {
 
 ReducePlan::ReducePlan(alloyComm_t comm, alloyDataType_t type, alloyRedOp_t op, Operation operation)
     : comm_(comm), type_(type) {
-  args_.comm = comm->local->deviceComm();
-  args_.comm.operation = operation;
-  args_.comm.handshake = comm->handshake ? 1 : 0;
+  args_.comm = operationDeviceComm(comm, operation);
   args_.op = op;
   args_.numTasks = 0;
 }

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "alloy.h"
+#include "device_comm.h"
 #include "endpoint.h"
 #include "exchange.h"
 #include "topology.h"
@@ -62,6 +63,10 @@ alloyResult_t checkGpuComm(alloyComm_t comm, const char* name);
 // transport between them, alloyNotSupported on every rank alike (naming the reason), even on a rank whose
 // own peers in the operation all share its host, which would otherwise wait for peers that failed.
 alloyResult_t checkGpuCollective(alloyComm_t comm, const char* name);
+
+// What the kernels of one operation on comm get: the transport's view of this host's ranks, the
+// operation (for fault reports), and whether a handshake verdict applies (lib/core/handshake.h).
+DeviceComm operationDeviceComm(alloyComm_t comm, Operation operation);
 
 // The first error of the communicator's GPU work (kernels or the network channel), or alloySuccess.
 alloyResult_t commAsyncError(alloyComm_t comm);

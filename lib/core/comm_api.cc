@@ -72,6 +72,13 @@ alloyResult_t checkGpuCollective(alloyComm_t comm, const char* name) {
   return alloySuccess;
 }
 
+DeviceComm operationDeviceComm(alloyComm_t comm, Operation operation) {
+  DeviceComm device = comm->local->deviceComm();
+  device.operation = operation;
+  device.handshake = comm->handshake ? 1 : 0;
+  return device;
+}
+
 alloyResult_t commAsyncError(alloyComm_t comm) {
   if (!comm->local) return alloySuccess;
   const alloyResult_t kernels = comm->local->asyncError();

@@ -1,11 +1,13 @@
 #include "across_hosts.h"
 
+#include <algorithm>
 #include <vector>
 
 #include "algorithm.h"
 #include "comm.h"
 #include "datatype.h"
 #include "device_guard.h"
+#include "env.h"
 #include "error.h"
 #include "launch_order.h"
 #include "p2p_plan.h"
@@ -55,31 +57,61 @@ struct Reduction {
   const char* function;
 };
 
-// Rank p reduces elements [parts[p].first, parts[p].first + parts[p].count) of every rank's input `send`
-// into its `dst`: an exchange brings every other rank's copy of that range into a slot of scratch
-// memory, then the slots and this rank's own range are reduced in rank order. `then`, when given, is
-// checked together with the exchange, before anything is launched, and launched after the reduction.
+// One reduction among a group of ranks (`members`, the reduction's order; this rank is members[me]):
+// member m reduces elements [parts[m].first, parts[m].first + parts[m].count) of every member's input.
+// An exchange brings every other member's copy of this rank's range into a slot of scratch memory, then
+// the slots and this rank's own range are reduced in member order into dst. prepare() checks and builds
+// everything and enqueues nothing but the scratch allocation, so that an operation of several steps can
+// prepare all of them before it launches any.
+class GroupReduce {
+ public:
+  GroupReduce(alloyComm_t comm, const Reduction& r, cudaStream_t stream)
+      : comm_(comm), r_(r), stream_(stream), slots_(stream), exchange_(comm, r.operation) {}
+
+  alloyResult_t prepare(const std::vector<int>& members, int me, const char* input, const std::vector<Part>& parts,
+                        char* dst) {
+    const size_t es = dataTypeSize(r_.type);
+    const int n = static_cast<int>(members.size());
+    const size_t mineBytes = parts[me].count * es;
+    ALLOY_TRY(slots_.allocate(mineBytes * n, r_.function));  // slot `me` stays unused: the input is read instead
+    for (int m = 0; m < n; ++m) {
+      if (m == me) continue;
+      if (parts[m].count > 0) exchange_.addSend(members[m], input + parts[m].first * es, parts[m].count * es);
+      if (mineBytes > 0) exchange_.addRecv(members[m], slots_.get() + m * mineBytes, mineBytes);
+    }
+    reduce_ = SlotReduce{slots_.get(), mineBytes, input + parts[me].first * es, me, n, dst, parts[me].count, r_.op};
+    return exchange_.prepare(r_.function);
+  }
+
+  alloyResult_t launch() {
+    ALLOY_TRY(exchange_.launch(stream_, r_.function));
+    DeviceGuard guard(comm_->cudaDevice);
+    return kernelLaunched(launchSlotReduce(reduce_, r_.type, stream_), r_.function);
+  }
+
+ private:
+  alloyComm_t comm_;
+  Reduction r_;
+  cudaStream_t stream_;
+  StreamScratch slots_;
+  P2pPlan exchange_;
+  SlotReduce reduce_{};
+};
+
+std::vector<int> allRanks(int n) {
+  std::vector<int> ranks(n);
+  for (int r = 0; r < n; ++r) ranks[r] = r;
+  return ranks;
+}
+
+// The flat reduction: every rank of the communicator in one group, then `then` (checked before anything
+// is launched).
 alloyResult_t reduceParts(alloyComm_t comm, const char* send, const std::vector<Part>& parts, char* dst,
                           const Reduction& r, cudaStream_t stream, P2pPlan* then) {
-  const size_t es = dataTypeSize(r.type);
-  const int me = comm->rank, n = comm->nranks;
-  const size_t mineBytes = parts[me].count * es;
-  StreamScratch slots(stream);
-  ALLOY_TRY(slots.allocate(mineBytes * n, r.function));  // slot `me` stays unused: the input is read instead
-  P2pPlan exchange(comm, r.operation);
-  for (int peer = 0; peer < n; ++peer) {
-    if (peer == me) continue;
-    if (parts[peer].count > 0) exchange.addSend(peer, send + parts[peer].first * es, parts[peer].count * es);
-    if (mineBytes > 0) exchange.addRecv(peer, slots.get() + peer * mineBytes, mineBytes);
-  }
-  ALLOY_TRY(exchange.prepare(r.function));
+  GroupReduce step(comm, r, stream);
+  ALLOY_TRY(step.prepare(allRanks(comm->nranks), comm->rank, send, parts, dst));
   if (then != nullptr) ALLOY_TRY(then->prepare(r.function));
-  ALLOY_TRY(exchange.launch(stream, r.function));
-  const SlotReduce reduce{slots.get(), mineBytes, send + parts[me].first * es, me, n, dst, parts[me].count, r.op};
-  {
-    DeviceGuard guard(comm->cudaDevice);
-    ALLOY_TRY(kernelLaunched(launchSlotReduce(reduce, r.type, stream), r.function));
-  }
+  ALLOY_TRY(step.launch());
   return then != nullptr ? then->launch(stream, r.function) : alloySuccess;
 }
 
@@ -93,6 +125,92 @@ std::vector<Part> evenParts(size_t count, size_t es, int n) {
   std::vector<Part> parts(n);
   for (int p = 0; p < n; ++p) parts[p] = partOf(count, es, n, p);
   return parts;
+}
+
+// Whether the hierarchical schedule applies: several hosts of several ranks each, every host the same
+// size (a rail on every host). With one rank per host it would be the flat schedule with extra steps.
+// Not for avg: its two steps would each divide (by L, then by the number of hosts), which for integers
+// truncates twice and does not give the flat schedule's bits. ALLOY_ALLREDUCE_HIERARCHY=0 keeps the flat
+// schedule (for comparison).
+bool hierarchical(alloyComm_t comm, alloyRedOp_t op) {
+  const LocalTopology& t = comm->topology;
+  return op != alloyAvg && t.localSize > 1 && t.railPeers.size() > 1 &&
+         envInt("ALLOY_ALLREDUCE_HIERARCHY", 1, 0, 1) == 1;
+}
+
+// The hierarchical reduce-scatter of a count-element buffer that allreduce and reduce start with. The
+// buffer is split into one part per local index (localParts), each part into one piece per host of its
+// rail (railPieces, relative to the part). Step 1, inside the host (CUDA IPC): the rank of local index i
+// reduces part i of its host's ranks, in local order, into scratch. Step 2, along the rail (the network):
+// it reduces piece h of those host partials, in host order, into `dst` + the piece's place in the
+// buffer. The bytes that cross hosts are 1/L of the flat schedule's (L ranks per host), and every
+// element is still reduced once, by one rank, in one order: identical bits on every rank.
+class HostThenRail {
+ public:
+  HostThenRail(alloyComm_t comm, const Reduction& r, cudaStream_t stream, size_t count)
+      : comm_(comm), es_(dataTypeSize(r.type)), partial_(stream), local_(comm, r, stream), rail_(comm, r, stream) {
+    const LocalTopology& t = comm->topology;
+    localParts_ = evenParts(count, es_, t.localSize);
+    railPieces_ = evenParts(localParts_[t.localRank].count, es_, static_cast<int>(t.railPeers.size()));
+    railIndex_ = static_cast<int>(std::find(t.railPeers.begin(), t.railPeers.end(), comm->rank) - t.railPeers.begin());
+  }
+
+  // The part local index q reduces; this rank's part and, inside it, its piece: what it holds reduced
+  // after launch().
+  Part localPart(int q) const { return localParts_[q]; }
+  Part part() const { return localParts_[comm_->topology.localRank]; }
+  Part piece(int railIndex) const { return railPieces_[railIndex]; }
+  int railIndex() const { return railIndex_; }
+
+  // pieceDst: where this rank's reduced piece goes.
+  alloyResult_t prepare(const char* send, char* pieceDst, const char* function) {
+    const LocalTopology& t = comm_->topology;
+    ALLOY_TRY(partial_.allocate(part().count * es_, function));
+    ALLOY_TRY(local_.prepare(t.localPeers, t.localRank, send, localParts_, partial_.get()));
+    return rail_.prepare(t.railPeers, railIndex_, partial_.get(), railPieces_, pieceDst);
+  }
+  alloyResult_t launch() {
+    ALLOY_TRY(local_.launch());
+    return rail_.launch();
+  }
+
+ private:
+  alloyComm_t comm_;
+  size_t es_;
+  std::vector<Part> localParts_, railPieces_;
+  int railIndex_ = 0;
+  StreamScratch partial_;  // this host's reduction of part `localRank`
+  GroupReduce local_, rail_;
+};
+
+// allreduce after HostThenRail: the pieces travel along the rail (every rank of the rail ends with the
+// whole part), then the parts inside the host.
+alloyResult_t hierarchicalAllReduce(const char* send, char* recv, size_t count, const Reduction& r, alloyComm_t comm,
+                                    cudaStream_t stream) {
+  const LocalTopology& t = comm->topology;
+  const size_t es = dataTypeSize(r.type);
+  HostThenRail reduce(comm, r, stream, count);
+  const Part part = reduce.part();
+  P2pPlan railGather(comm, r.operation), hostGather(comm, r.operation);
+  const Part mine = reduce.piece(reduce.railIndex());
+  for (int h = 0; h < static_cast<int>(t.railPeers.size()); ++h) {
+    if (h == reduce.railIndex()) continue;
+    const Part theirs = reduce.piece(h);
+    if (mine.count > 0) railGather.addSend(t.railPeers[h], recv + (part.first + mine.first) * es, mine.count * es);
+    if (theirs.count > 0) railGather.addRecv(t.railPeers[h], recv + (part.first + theirs.first) * es, theirs.count * es);
+  }
+  for (int q = 0; q < t.localSize; ++q) {
+    if (q == t.localRank) continue;
+    const Part theirs = reduce.localPart(q);
+    if (part.count > 0) hostGather.addSend(t.localPeers[q], recv + part.first * es, part.count * es);
+    if (theirs.count > 0) hostGather.addRecv(t.localPeers[q], recv + theirs.first * es, theirs.count * es);
+  }
+  ALLOY_TRY(reduce.prepare(send, recv + (part.first + mine.first) * es, r.function));
+  ALLOY_TRY(railGather.prepare(r.function));
+  ALLOY_TRY(hostGather.prepare(r.function));
+  ALLOY_TRY(reduce.launch());
+  ALLOY_TRY(railGather.launch(stream, r.function));
+  return hostGather.launch(stream, r.function);
 }
 
 }  // namespace
@@ -113,6 +231,7 @@ alloyResult_t allReduceAcrossHosts(const void* sendbuff, void* recvbuff, size_t 
   char* recv = static_cast<char*>(recvbuff);
   if (oneShot(comm, count * es))
     return reduceParts(comm, send, std::vector<Part>(comm->nranks, Part{0, count}), recv, r, stream, nullptr);
+  if (hierarchical(comm, op)) return hierarchicalAllReduce(send, recv, count, r, comm, stream);
   const std::vector<Part> parts = evenParts(count, es, comm->nranks);
   const Part mine = parts[comm->rank];
   P2pPlan gather(comm, kOpAllReduce);

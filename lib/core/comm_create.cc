@@ -140,6 +140,7 @@ void fillEngineSettings(int nranks, EndpointBlob* blob) {
   const net::NetGeometry n = net::netGeometry();
   blob->netSlots = static_cast<uint32_t>(n.slots);
   blob->netSlotBytes = n.slotBytes;
+  blob->netStagingBytes = net::netStagingBudget();
 }
 
 // Every rank holds every blob, so every rank reaches the same verdict without another collective step.
@@ -158,6 +159,7 @@ alloyResult_t checkEngineSettingsAgree(const std::vector<EndpointBlob>& blobs) {
       {"ALLOY_LL_MAX_BYTES", false, [](const EndpointBlob& b) -> uint64_t { return b.engineLowLatencyMaxBytes; }},
       {"ALLOY_NET_SLOTS", true, [](const EndpointBlob& b) -> uint64_t { return b.netSlots; }},
       {"ALLOY_NET_SLOT_BYTES", true, [](const EndpointBlob& b) -> uint64_t { return b.netSlotBytes; }},
+      {"ALLOY_NET_STAGING_BYTES", true, [](const EndpointBlob& b) -> uint64_t { return b.netStagingBytes; }},
   };
   for (const Setting& s : settings) {
     for (size_t r = 1; r < blobs.size(); ++r) {

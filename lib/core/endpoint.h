@@ -10,7 +10,7 @@
 namespace alloy {
 
 constexpr uint32_t kEndpointMagic = 0xa1103b10u;
-constexpr uint32_t kEndpointVersion = 4;
+constexpr uint32_t kEndpointVersion = 5;
 constexpr int kHostNameBytes = 64;
 constexpr int kNetAddressBytes = 1024;
 constexpr int kNetKeyBytes = 512;
@@ -40,9 +40,11 @@ struct EndpointBlob {
   uint32_t engineSlots;
   uint64_t engineSlotBytes;
   uint64_t engineLowLatencyMaxBytes;
-  // The network's staging geometry (ALLOY_NET_SLOTS, ALLOY_NET_SLOT_BYTES), compared across all ranks.
+  // The network's staging geometry (ALLOY_NET_SLOTS, ALLOY_NET_SLOT_BYTES) and budget
+  // (ALLOY_NET_STAGING_BYTES), compared across all ranks: they decide the capacity every rank must agree on.
   uint32_t netSlots;
   uint64_t netSlotBytes;
+  uint64_t netStagingBytes;
   // Between hosts (communicators that span hosts, GPU ranks only; 0 bytes otherwise): the transport's
   // address and the packed key of this rank's staging region (lib/net/net_channel.h), both opaque here.
   uint32_t netAddressBytes;

@@ -9,29 +9,58 @@
 #include "net_probe.h"
 #include "proxy_thread.h"
 #include "ucx_transport.h"
+#include "verbs_transport.h"
 
 namespace alloy {
 namespace {
 
-// ALLOY_NET's backend as a transport, or why there is none. Only UCX exists so far: verbs is issue #13.
+// ALLOY_NET=verbs or auto: the verbs transport where a usable RDMA device exists. *whyNot says why there
+// is none (the probe's finding, or why the transport failed to start), for auto's log line.
+alloyResult_t createVerbs(const std::string& choice, std::unique_ptr<net::Transport>* out, std::string* whyNot) {
+  const NetProbe probe = probeVerbs();
+  if (!probe.usable) {
+    *whyNot = probe.built ? "no RDMA device with an active port was found (" + probe.detail + ")" : probe.detail;
+    return fail(alloyNotSupported, "ALLOY_NET=%s: %s; use ALLOY_NET=ucx or auto", choice.c_str(), whyNot->c_str());
+  }
+  const alloyResult_t r = net::createVerbsTransport(net::VerbsOptions{}, out);
+  if (r != alloySuccess) {
+    *whyNot = std::string("the verbs transport failed to start: ") + lastError();
+    // A device that is there but does not work deserves a warning even where auto goes on with UCX.
+    if (choice == "auto") logWarn("ALLOY_NET=auto: %s; trying UCX", whyNot->c_str());
+  }
+  return r;
+}
+
+// ALLOY_NET's backend as a transport, or why there is none. auto takes verbs where a device is usable and
+// the transport starts, else UCX; either way it logs (INFO) which it took and why.
 alloyResult_t createBackend(const std::string& choice, std::unique_ptr<net::Transport>* out, std::string* unavailable) {
   if (choice == "none") {
     *unavailable = "ALLOY_NET=none turns the path between hosts off";
     return alloySuccess;
   }
-  if (choice == "verbs")
-    return fail(alloyNotSupported, "ALLOY_NET=verbs: the verbs backend is not part of this build yet; use ALLOY_NET=ucx "
-                "or auto");
+  std::string whyNotVerbs;
+  if (choice == "verbs" || choice == "auto") {
+    const alloyResult_t r = createVerbs(choice, out, &whyNotVerbs);
+    if (r == alloySuccess) {
+      logInfo("ALLOY_NET=%s: verbs carries the traffic between hosts", choice.c_str());
+      return alloySuccess;
+    }
+    if (choice == "verbs") return r;
+    clearLastError();
+  }
   net::UcxOptions options;
   options.inboundWorker = net::ProxyThread::inboundRequested();
   const alloyResult_t r = net::createUcxTransport(options, out);
   if (r == alloySuccess) {
-    logInfo("ALLOY_NET=%s: UCX carries the traffic between hosts (the verbs backend is not built); probes: %s",
-            choice.c_str(), netProbeSummary().c_str());
+    if (choice == "auto")
+      logInfo("ALLOY_NET=auto: UCX carries the traffic between hosts, not verbs: %s", whyNotVerbs.c_str());
+    else
+      logInfo("ALLOY_NET=ucx: UCX carries the traffic between hosts; probes: %s", netProbeSummary().c_str());
     return alloySuccess;
   }
   if (choice == "ucx") return r;
-  *unavailable = std::string("ALLOY_NET=auto found no transport between hosts: ") + lastError();
+  *unavailable = std::string("ALLOY_NET=auto found no transport between hosts: ") + lastError() + "; not verbs: " +
+                 whyNotVerbs;
   clearLastError();
   return alloySuccess;
 }
@@ -67,7 +96,7 @@ NetSetup prepareNet(int rank, const std::vector<uint64_t>& hostOf, int cudaDevic
   config.hostOf = hostOf;
   config.cudaDevice = cudaDevice;
   config.timeoutMs = timeoutMs;
-  config.geometry = net::netGeometry();
+  config.geometry = net::netGeometry(hostOf, rank == 0);
   std::vector<uint8_t> address, key;
   setup.result = net::NetChannel::prepare(config, std::move(transport), &address, &key, &setup.channel);
   if (setup.result == alloySuccess)

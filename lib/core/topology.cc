@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <cstring>
 #include <string>
+#include <unordered_map>
 
 #include "env.h"
 
@@ -55,6 +56,13 @@ LocalTopology computeLocalTopology(const std::vector<uint64_t>& hostOf, int myRa
     topo.localPeers.push_back(r);
   }
   topo.localSize = static_cast<int>(topo.localPeers.size());
+  // Each rank's position on its own host, counted in rank order as localPeers is; the rail is every rank
+  // at this rank's position.
+  std::unordered_map<uint64_t, int> seenOnHost;
+  for (int r = 0; r < static_cast<int>(hostOf.size()); ++r)
+    if (seenOnHost[hostOf[r]]++ == topo.localRank) topo.railPeers.push_back(r);
+  for (const auto& host : seenOnHost)
+    if (host.second != topo.localSize) topo.railPeers.clear();
   return topo;
 }
 

@@ -12,6 +12,10 @@ struct LocalTopology {
   int localSize = 1;           // ranks of the communicator on this host
   std::vector<int> localPeers; // communicator ranks on this host, ascending (includes this rank)
   std::vector<int> localIndexOf;  // by communicator rank: its position in localPeers, or -1 (another host)
+  // The ranks that hold this rank's local index on each host, ascending (this rank included): the rail
+  // that hierarchical schedules cross hosts on. Empty unless every host holds localSize ranks, since
+  // an uneven host has no partner on some rails (those schedules then stay flat).
+  std::vector<int> railPeers;
   bool spansHosts() const { return localSize < static_cast<int>(localIndexOf.size()); }
 };
 

@@ -37,16 +37,6 @@ uint64_t loadWord(const void* word) { return __atomic_load_n(static_cast<const u
 
 }  // namespace
 
-NetGeometry netGeometry() {
-  NetGeometry g;
-  // 4 MiB per peer and direction: a transfer long enough that the per-operation round trip (doorbell,
-  // ready, header) costs little next to the wire time over tcp or shared memory; larger transfers take
-  // several operations. The staging memory this costs is in docs/architecture.md.
-  g.slots = static_cast<int>(envInt("ALLOY_NET_SLOTS", 4, 1, 64));
-  g.slotBytes = static_cast<size_t>(envInt("ALLOY_NET_SLOT_BYTES", 1 << 20, kPage, 1 << 26)) & ~(kPage - 1);
-  return g;
-}
-
 // Host memory the proxy and (through a copy engine or stream memory operations) the GPU reach: pinned
 // and mapped when the channel has a device, plain page-aligned memory otherwise. Registered with the
 // transport when asked.
@@ -531,6 +521,10 @@ std::string NetChannel::errorMessage() const {
 }
 
 void NetChannel::abort() { abortRequested_.store(true, std::memory_order_release); }
+
+NetChannel::Footprint NetChannel::footprint() const {
+  return Footprint{staging_->bytes, outbox_->bytes, bell_->bytes, peers_.size()};
+}
 
 std::string NetChannel::describe() const {
   return peers_.empty() ? std::string("no peer on another host") : transport_->describe(peers_[0]->connection);

@@ -41,19 +41,11 @@
 #include <vector>
 
 #include "alloy.h"
+#include "net_geometry.h"
 #include "transport.h"
 
 namespace alloy {
 namespace net {
-
-// The staging geometry: per rank on another host and direction, `slots` chunks of `slotBytes`
-// (ALLOY_NET_SLOTS, ALLOY_NET_SLOT_BYTES; equal on every rank).
-struct NetGeometry {
-  int slots;
-  size_t slotBytes;
-  size_t capacity() const { return static_cast<size_t>(slots) * slotBytes; }
-};
-NetGeometry netGeometry();
 
 // One direction of an operation with one peer on another host: the first `bytes` of outbox(peer) go to
 // it, or the first `bytes` of inbox(peer) come from it.
@@ -134,6 +126,15 @@ class NetChannel {
   void abort();
   // Which transport carries the connections ("tcp/lo", ...), for logs.
   std::string describe() const;
+  // What the channel holds, as allocated: docs/architecture.md, "Memory per rank", has it as formulas,
+  // which tests/net/net_scale_test.cc checks against this.
+  struct Footprint {
+    size_t inboxRegionBytes;   // registered, written by peers: the control lines, then the inboxes
+    size_t outboxRegionBytes;  // registered: the outboxes
+    size_t doorbellBytes;
+    size_t connections;  // one per rank on another host
+  };
+  Footprint footprint() const;
 
  private:
   struct Peer;

@@ -18,6 +18,7 @@
 
 #include "error.h"
 #include "framing.h"
+#include "owned.h"
 #include "log.h"
 #include "ucx_connection.h"
 #include "ucx_context.h"
@@ -58,15 +59,6 @@ struct UcxKey : RemoteKey {
   uint64_t base = 0;
   uint64_t bytes = 0;
 };
-
-// Erases the element of `list` that owns `item`; false when none does.
-template <typename T, typename U>
-bool eraseOwned(std::vector<std::unique_ptr<T>>* list, const U* item) {
-  auto it = std::find_if(list->begin(), list->end(), [item](const std::unique_ptr<T>& p) { return p.get() == item; });
-  if (it == list->end()) return false;
-  list->erase(it);
-  return true;
-}
 
 class UcxTransport : public Transport {
  public:
@@ -311,13 +303,8 @@ alloyResult_t UcxTransport::checkKey(const UcxConnection* conn, const RemoteKey*
                                      const UcxKey** key) {
   *key = static_cast<const UcxKey*>(dst);
   if (*key == nullptr) return fail(alloyInvalidArgument, "dst: expected a remote key");
-  if ((*key)->connection != conn)
-    return fail(alloyInvalidArgument, "dst: the key was imported on the connection to peer %d, not peer %d",
-                (*key)->connection->peer(), conn->peer());
-  if (dstOffset > (*key)->bytes || bytes > (*key)->bytes - dstOffset)
-    return fail(alloyInvalidArgument, "dstOffset: %zu + %zu bytes is outside the %llu bytes registered by peer %d",
-                dstOffset, bytes, static_cast<unsigned long long>((*key)->bytes), conn->peer());
-  return alloySuccess;
+  return checkKeyRange(conn->peer(), (*key)->connection->peer(), (*key)->connection == conn, dstOffset, bytes,
+                       (*key)->bytes);
 }
 
 alloyResult_t UcxTransport::put(Connection* c, const void* src, const Registration* srcReg, const RemoteKey* dst,

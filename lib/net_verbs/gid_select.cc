@@ -91,5 +91,11 @@ alloyResult_t chooseGid(LinkLayer link, const std::vector<GidEntry>& table, int 
   return alloySuccess;
 }
 
+GidType roceGidType(const std::string& sysfsText) {
+  size_t end = sysfsText.size();
+  while (end > 0 && (sysfsText[end - 1] == '\n' || sysfsText[end - 1] == ' ')) --end;
+  return sysfsText.compare(0, end, "RoCE v2") == 0 ? GidType::RoceV2 : GidType::RoceV1;
+}
+
 }  // namespace verbs
 }  // namespace alloy

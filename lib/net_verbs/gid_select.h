@@ -21,6 +21,7 @@
 
 #include <array>
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "alloy.h"
@@ -38,6 +39,11 @@ struct GidEntry {
 };
 
 alloyResult_t chooseGid(LinkLayer link, const std::vector<GidEntry>& table, int forcedIndex, int* chosenIndex);
+
+// The type of an Ethernet port's GID from what the kernel writes in sysfs
+// (<ibdev_path>/ports/<port>/gid_attrs/types/<index>): "RoCE v2" (newline and all) is v2. "IB/RoCE v1",
+// and anything else, an unreadable file ("") included, counts as v1, the type chooseGid prefers less.
+GidType roceGidType(const std::string& sysfsText);
 
 }  // namespace verbs
 }  // namespace alloy

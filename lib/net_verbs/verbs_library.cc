@@ -51,19 +51,27 @@ void VerbsLibrary::load() {
                         resolve(handle_, "ibv_open_device", &openDevice, &error_) &&
                         resolve(handle_, "ibv_close_device", &closeDevice, &error_) &&
                         resolve(handle_, "ibv_query_device", &queryDevice, &error_) &&
-                        resolve(handle_, "ibv_query_port", &queryPortSymbol_, &error_);
+                        resolve(handle_, "ibv_query_port", &queryPortSymbol_, &error_) &&
+                        resolve(handle_, "ibv_query_gid", &queryGid, &error_) &&
+                        resolve(handle_, "ibv_alloc_pd", &allocPd, &error_) &&
+                        resolve(handle_, "ibv_dealloc_pd", &deallocPd, &error_) &&
+                        resolve(handle_, "ibv_reg_mr", &regMr, &error_) &&
+                        resolve(handle_, "ibv_dereg_mr", &deregMr, &error_) &&
+                        resolve(handle_, "ibv_create_cq", &createCq, &error_) &&
+                        resolve(handle_, "ibv_destroy_cq", &destroyCq, &error_) &&
+                        resolve(handle_, "ibv_create_qp", &createQp, &error_) &&
+                        resolve(handle_, "ibv_modify_qp", &modifyQp, &error_) &&
+                        resolve(handle_, "ibv_destroy_qp", &destroyQp, &error_) &&
+                        resolve(handle_, "ibv_create_ah", &createAh, &error_) &&
+                        resolve(handle_, "ibv_destroy_ah", &destroyAh, &error_) &&
+                        resolve(handle_, "ibv_wc_status_str", &wcStatusStr, &error_);
   if (!complete) unload();  // keeps error_: a half-resolved library is not used at all
 }
 
 void VerbsLibrary::unload() {
   if (handle_ != nullptr) dlclose(handle_);
   handle_ = nullptr;
-  getDeviceList = nullptr;
-  freeDeviceList = nullptr;
-  getDeviceName = nullptr;
-  openDevice = nullptr;
-  closeDevice = nullptr;
-  queryDevice = nullptr;
+  static_cast<VerbsApi&>(*this) = VerbsApi{};
   queryPortSymbol_ = nullptr;
 }
 

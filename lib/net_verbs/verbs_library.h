@@ -2,6 +2,9 @@
 // verbs code, but a machine without rdma-core must still be able to load liballoy and use the other
 // transports. ALLOY_IBVERBS_PATH (a file name or path) replaces the default "libibverbs.so.1", for a
 // library outside the loader's search path, or for tests that need the library to be missing.
+//
+// Only exported functions are resolved here. ibv_post_send, ibv_post_recv and ibv_poll_cq are inline in
+// verbs.h and call through the context's provider table, so the transport calls them directly.
 #pragma once
 
 #include <infiniband/verbs.h>
@@ -12,7 +15,32 @@
 namespace alloy {
 namespace verbs {
 
-class VerbsLibrary {
+// The entry points, typed from the header's declarations; all null unless the library is loaded.
+struct VerbsApi {
+  decltype(&::ibv_get_device_list) getDeviceList = nullptr;
+  decltype(&::ibv_free_device_list) freeDeviceList = nullptr;
+  decltype(&::ibv_get_device_name) getDeviceName = nullptr;
+  decltype(&::ibv_open_device) openDevice = nullptr;
+  decltype(&::ibv_close_device) closeDevice = nullptr;
+  decltype(&::ibv_query_device) queryDevice = nullptr;
+  decltype(&::ibv_query_gid) queryGid = nullptr;
+  decltype(&::ibv_alloc_pd) allocPd = nullptr;
+  decltype(&::ibv_dealloc_pd) deallocPd = nullptr;
+  // The exported ibv_reg_mr (IBVERBS_1.1), which the header's macro calls for access flags without
+  // IBV_ACCESS_OPTIONAL_RANGE bits; the transport asks for none of those.
+  decltype(&::ibv_reg_mr) regMr = nullptr;
+  decltype(&::ibv_dereg_mr) deregMr = nullptr;
+  decltype(&::ibv_create_cq) createCq = nullptr;
+  decltype(&::ibv_destroy_cq) destroyCq = nullptr;
+  decltype(&::ibv_create_qp) createQp = nullptr;
+  decltype(&::ibv_modify_qp) modifyQp = nullptr;
+  decltype(&::ibv_destroy_qp) destroyQp = nullptr;
+  decltype(&::ibv_create_ah) createAh = nullptr;
+  decltype(&::ibv_destroy_ah) destroyAh = nullptr;
+  decltype(&::ibv_wc_status_str) wcStatusStr = nullptr;
+};
+
+class VerbsLibrary : public VerbsApi {
  public:
   static constexpr const char* kDefaultName = "libibverbs.so.1";
 
@@ -28,14 +56,6 @@ class VerbsLibrary {
   const std::string& name() const { return name_; }
   // Why loading failed (dlerror's text, or the missing symbol); empty when loaded.
   const std::string& error() const { return error_; }
-
-  // The entry points, typed from the header's declarations; all null unless loaded().
-  decltype(&::ibv_get_device_list) getDeviceList = nullptr;
-  decltype(&::ibv_free_device_list) freeDeviceList = nullptr;
-  decltype(&::ibv_get_device_name) getDeviceName = nullptr;
-  decltype(&::ibv_open_device) openDevice = nullptr;
-  decltype(&::ibv_close_device) closeDevice = nullptr;
-  decltype(&::ibv_query_device) queryDevice = nullptr;
 
   // What the header's ibv_query_port macro does, without a link-time reference to the library: the
   // macro prefers the provider's extended query (which fills the whole ibv_port_attr) and falls back to

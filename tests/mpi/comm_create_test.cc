@@ -150,16 +150,22 @@ TEST(CommCreate, EngineSettingsThatDifferBetweenRanksFailOnEveryRank) {
   const int nranks = worldSize();
   if (nranks < 2) GTEST_SKIP() << "needs 2 ranks";
   const int rank = worldRank();
-  for (const char* variable : {"ALLOY_LL_MAX_BYTES", "ALLOY_SLOTS", "ALLOY_NET_SLOTS"}) {
+  struct Differing {
+    const char* variable;
+    const char* value;  // within the variable's range, and not its default
+  };
+  for (const Differing& d : {Differing{"ALLOY_LL_MAX_BYTES", "3"}, Differing{"ALLOY_SLOTS", "3"},
+                             Differing{"ALLOY_NET_SLOTS", "3"}, Differing{"ALLOY_NET_STAGING_BYTES", "2097152"}}) {
+    const char* variable = d.variable;
     SCOPED_TRACE(variable);
-    if (rank == nranks - 1) setenv(variable, "3", 1);
+    if (rank == nranks - 1) setenv(variable, d.value, 1);
     alloyComm_t comm = nullptr;
     const alloyResult_t result = alloyCommCreateFromMPI(MPI_COMM_WORLD, nullptr, &comm);
     const std::string message = alloyGetLastError(nullptr);
     unsetenv(variable);
     EXPECT_EQ(result, alloyInvalidUsage) << message;
     EXPECT_NE(message.find(std::string(variable) + " differs between ranks"), std::string::npos) << message;
-    EXPECT_NE(message.find("rank " + std::to_string(nranks - 1) + " uses 3"), std::string::npos) << message;
+    EXPECT_NE(message.find("rank " + std::to_string(nranks - 1) + " uses " + d.value), std::string::npos) << message;
     if (result == alloySuccess) alloyCommDestroy(comm);
   }
   // Equal settings again: creation works.

@@ -1,5 +1,6 @@
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <vector>
 
 #include "topology.h"
@@ -22,6 +23,29 @@ TEST(Topology, LocalRankCountsRanksOnTheSameHostInCommunicatorOrder) {
     EXPECT_EQ(topo.localSize, 3) << r;
     EXPECT_EQ(topo.localPeers, (blobs[r].hostHash == 1 ? std::vector<int>{0, 2, 5} : std::vector<int>{1, 3, 4}));
   }
+}
+
+TEST(Topology, RailHoldsTheRanksOfThisLocalIndexOnEveryHost) {
+  // Ranks 0..5 on hosts A B A B B A, and a third host C of three ranks after them: 0, 2, 5 on A; 1, 3, 4
+  // on B; 6, 7, 8 on C.
+  std::vector<alloy::EndpointBlob> blobs = {onHost(1), onHost(2), onHost(1), onHost(2), onHost(2),
+                                            onHost(1), onHost(3), onHost(3), onHost(3)};
+  const std::vector<int> rails[] = {{0, 1, 6}, {2, 3, 7}, {5, 4, 8}};
+  for (int r = 0; r < 9; ++r) {
+    const alloy::LocalTopology topo = alloy::computeLocalTopology(blobs, r);
+    std::vector<int> expected = rails[topo.localRank];
+    std::sort(expected.begin(), expected.end());
+    EXPECT_EQ(topo.railPeers, expected) << "rank " << r;
+  }
+}
+
+TEST(Topology, NoRailWhereHostsHoldDifferentNumbersOfRanks) {
+  // Two ranks on host A, one on B: rank 1 (A's second) has no partner on B.
+  std::vector<alloy::EndpointBlob> blobs = {onHost(1), onHost(1), onHost(2)};
+  for (int r = 0; r < 3; ++r) EXPECT_TRUE(alloy::computeLocalTopology(blobs, r).railPeers.empty()) << "rank " << r;
+  // One host: the rail is this rank alone.
+  std::vector<alloy::EndpointBlob> one = {onHost(7), onHost(7)};
+  EXPECT_EQ(alloy::computeLocalTopology(one, 1).railPeers, std::vector<int>{1});
 }
 
 TEST(Topology, HostIdentityIsStableAndNamesThisProcess) {

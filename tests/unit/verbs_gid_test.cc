@@ -147,4 +147,15 @@ TEST(GidSelect, LongUsableListsAreCut) {
                 "(usable: 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, ...)");
 }
 
+// The kernel writes "RoCE v2" or "IB/RoCE v1" with a newline; anything else is not trusted as v2.
+TEST(VerbsGidType, SysfsTextGivesTheType) {
+  using alloy::verbs::roceGidType;
+  EXPECT_EQ(roceGidType("RoCE v2\n"), GidType::RoceV2);
+  EXPECT_EQ(roceGidType("RoCE v2"), GidType::RoceV2);
+  EXPECT_EQ(roceGidType("IB/RoCE v1\n"), GidType::RoceV1);
+  EXPECT_EQ(roceGidType(""), GidType::RoceV1) << "an unreadable file";
+  EXPECT_EQ(roceGidType("RoCE v2x\n"), GidType::RoceV1);
+  EXPECT_EQ(roceGidType("roce v2\n"), GidType::RoceV1);
+}
+
 }  // namespace

@@ -63,6 +63,21 @@ TEST(VerbsLibrary, LoadsTheDefaultLibrary) {
   EXPECT_NE(lib.openDevice, nullptr);
   EXPECT_NE(lib.closeDevice, nullptr);
   EXPECT_NE(lib.queryDevice, nullptr);
+  // What the transport needs beyond the probe: each resolves to the very function this test links.
+  EXPECT_EQ(lib.queryGid, &::ibv_query_gid);
+  EXPECT_EQ(lib.allocPd, &::ibv_alloc_pd);
+  EXPECT_EQ(lib.deallocPd, &::ibv_dealloc_pd);
+  EXPECT_EQ(lib.regMr, &::ibv_reg_mr);
+  EXPECT_EQ(lib.deregMr, &::ibv_dereg_mr);
+  EXPECT_EQ(lib.createCq, &::ibv_create_cq);
+  EXPECT_EQ(lib.destroyCq, &::ibv_destroy_cq);
+  EXPECT_EQ(lib.createQp, &::ibv_create_qp);
+  EXPECT_EQ(lib.modifyQp, &::ibv_modify_qp);
+  EXPECT_EQ(lib.destroyQp, &::ibv_destroy_qp);
+  EXPECT_EQ(lib.createAh, &::ibv_create_ah);
+  EXPECT_EQ(lib.destroyAh, &::ibv_destroy_ah);
+  ASSERT_EQ(lib.wcStatusStr, &::ibv_wc_status_str);
+  EXPECT_STREQ(lib.wcStatusStr(IBV_WC_RETRY_EXC_ERR), "transport retry counter exceeded");
 }
 
 TEST(VerbsLibrary, TheVariableNamesTheLibrary) {
@@ -82,4 +97,6 @@ TEST(VerbsLibrary, ALibraryWithoutTheFunctionsIsNotUsed) {
   EXPECT_TRUE(startsWith(lib.error(), "symbol ibv_get_device_list not found: ")) << lib.error();
   EXPECT_EQ(lib.getDeviceList, nullptr);
   EXPECT_EQ(lib.queryDevice, nullptr);
+  EXPECT_EQ(lib.regMr, nullptr);
+  EXPECT_EQ(lib.wcStatusStr, nullptr);
 }

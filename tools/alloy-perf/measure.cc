@@ -19,13 +19,6 @@ bool servedEverywhere(Backend& b, Status local, MPI_Comm comm, const std::string
   return local == Status::ok;
 }
 
-// After the first call was served, the same call must keep being served.
-void requireOk(Backend& b, Status s, const std::string& what, const char* stage) {
-  if (s != Status::ok)
-    fatal("%s %s: %s during %s: %s", b.name(), what.c_str(), s == Status::notSupported ? "refused" : "failed",
-          stage, b.lastError().c_str());
-}
-
 }  // namespace
 
 Runner::Runner(const Options& opts, MPI_Comm comm, size_t bufferBytes) : opts_(opts), comm_(comm), bytes_(bufferBytes) {
@@ -61,25 +54,43 @@ void Runner::synchronize(Backend& b) {
   if (b.asyncError() != Status::ok) fatal("%s %s: asynchronous error: %s", b.name(), what_.c_str(), b.lastError().c_str());
 }
 
-Status Runner::checkedCall(Backend& b, const CollCall& c, const CheckData& data, long long* wrong) {
-  const size_t elt = typeInfo(c.type).size;
-  const size_t sendBytes = c.layout->sendElems * elt, recvBytes = c.layout->recvElems * elt + kGuardBytes;
-  hostSend_.resize(sendBytes);
-  hostRecv_.resize(recvBytes);
-  data.fill(rank_, c.layout->sendElems, hostSend_.data());
-  // Everything goes through the measured stream, so the call is ordered after the fill and the poison.
-  CUDA_CHECK(cudaMemcpyAsync(send_, hostSend_.data(), sendBytes, cudaMemcpyHostToDevice, stream_));
+// Everything goes through the measured stream, so a call is ordered after the fill and the poison.
+void Runner::poisonReceive(const CollCall& c) {
+  const size_t recvBytes = c.layout->recvElems * typeInfo(c.type).size + kGuardBytes;
   CUDA_CHECK(cudaMemsetAsync(recv_, poisonByte(c.type), recvBytes, stream_));
+}
+
+long long Runner::wrongEverywhere(const CollCall& c, const CheckData& data) {
+  const size_t recvBytes = c.layout->recvElems * typeInfo(c.type).size + kGuardBytes;
+  hostRecv_.resize(recvBytes);
+  CUDA_CHECK(cudaMemcpyAsync(hostRecv_.data(), recv_, recvBytes, cudaMemcpyDeviceToHost, stream_));
+  CUDA_CHECK(cudaStreamSynchronize(stream_));
+  long long local = static_cast<long long>(countWrong(data, c, hostRecv_.data())), sum = 0;
+  MPI_CHECK(MPI_Allreduce(&local, &sum, 1, MPI_LONG_LONG, MPI_SUM, comm_));
+  return sum;
+}
+
+// After the first call was served, the same call must keep being served.
+void Runner::launchOk(Backend& b, const CollCall& c, const char* stage) {
+  const Status s = launch(b, c, stream_);
+  if (s != Status::ok)
+    fatal("%s %s: %s during %s: %s", b.name(), what_.c_str(), s == Status::notSupported ? "refused" : "failed",
+          stage, b.lastError().c_str());
+}
+
+Status Runner::checkedCall(Backend& b, const CollCall& c, const CheckData& data, long long* wrong) {
+  const size_t sendBytes = c.layout->sendElems * typeInfo(c.type).size;
+  hostSend_.resize(sendBytes);
+  data.fill(rank_, c.layout->sendElems, hostSend_.data());
+  CUDA_CHECK(cudaMemcpyAsync(send_, hostSend_.data(), sendBytes, cudaMemcpyHostToDevice, stream_));
+  poisonReceive(c);
   CUDA_CHECK(cudaStreamSynchronize(stream_));
   MPI_CHECK(MPI_Barrier(comm_));  // no rank's call may read a peer's buffer before that peer filled it
 
   const Status s = launch(b, c, stream_);
   if (s != Status::ok) return s;
   synchronize(b);
-  CUDA_CHECK(cudaMemcpyAsync(hostRecv_.data(), recv_, recvBytes, cudaMemcpyDeviceToHost, stream_));
-  CUDA_CHECK(cudaStreamSynchronize(stream_));
-  long long local = static_cast<long long>(countWrong(data, c, hostRecv_.data()));
-  MPI_CHECK(MPI_Allreduce(&local, wrong, 1, MPI_LONG_LONG, MPI_SUM, comm_));
+  *wrong = wrongEverywhere(c, data);
   return Status::ok;
 }
 
@@ -92,7 +103,7 @@ Status Runner::probeCall(Backend& b, const CollCall& c) {
 void Runner::timedLoop(Backend& b, const CollCall& c, double* usPerIter) {
   MPI_CHECK(MPI_Barrier(comm_));
   CUDA_CHECK(cudaEventRecord(start_, stream_));
-  for (int i = 0; i < opts_.iters; ++i) requireOk(b, launch(b, c, stream_), what_, "timing");
+  for (int i = 0; i < opts_.iters; ++i) launchOk(b, c, "timing");
   CUDA_CHECK(cudaEventRecord(stop_, stream_));
   synchronize(b);
   float ms = 0;
@@ -147,7 +158,7 @@ Measurement Runner::measure(Backend& b, const CollCall& c, const CheckData* data
   const Status first = data ? checkedCall(b, c, *data, &m.wrong) : probeCall(b, c);
   if (!servedEverywhere(b, first, comm_, what)) return notSupported();
 
-  for (int i = 0; i < opts_.warmupIters; ++i) requireOk(b, launch(b, c, stream_), what, "warm-up");
+  for (int i = 0; i < opts_.warmupIters; ++i) launchOk(b, c, "warm-up");
   synchronize(b);
 
   double us = 0;
@@ -159,10 +170,9 @@ Measurement Runner::measure(Backend& b, const CollCall& c, const CheckData* data
 
   // nccl-tests' convention here: a collective is as slow as its slowest rank.
   MPI_CHECK(MPI_Allreduce(&us, &m.timeUs, 1, MPI_DOUBLE, MPI_MAX, comm_));
-  const double seconds = m.timeUs * 1e-6;
   m.supported = true;
-  m.algBw = seconds > 0 ? c.layout->algBytes / seconds / 1e9 : 0;
-  m.busBw = seconds > 0 ? c.layout->busBytes / seconds / 1e9 : 0;
+  m.algBw = gbPerSecond(c.layout->algBytes, m.timeUs);
+  m.busBw = gbPerSecond(c.layout->busBytes, m.timeUs);
   return m;
 }
 

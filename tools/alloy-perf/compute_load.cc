@@ -34,12 +34,8 @@ ComputeLoad::ComputeLoad(int targetMs, int kernels, MPI_Comm comm) : comm_(comm)
   hostOut_.resize(slots_);
   CUDA_CHECK(cudaMalloc(&in_, slots_ * sizeof(float)));
   CUDA_CHECK(cudaMalloc(&out_, slots_ * sizeof(float)));
-  // Default priority, non-blocking: it competes with the collective's stream as an application's would.
-  CUDA_CHECK(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
-  CUDA_CHECK(cudaEventCreate(&start_));
-  CUDA_CHECK(cudaEventCreate(&stop_));
-  CUDA_CHECK(cudaMemcpyAsync(in_, input.data(), slots_ * sizeof(float), cudaMemcpyHostToDevice, stream_));
-  CUDA_CHECK(cudaStreamSynchronize(stream_));
+  CUDA_CHECK(cudaMemcpyAsync(in_, input.data(), slots_ * sizeof(float), cudaMemcpyHostToDevice, stream_.get()));
+  stream_.synchronize();
 
   shape_.loop = kProbeLoop;
   for (int pass = 0; pass < kCalibrationPasses; ++pass)
@@ -48,27 +44,23 @@ ComputeLoad::ComputeLoad(int targetMs, int kernels, MPI_Comm comm) : comm_(comm)
 }
 
 ComputeLoad::~ComputeLoad() {
-  cudaEventDestroy(start_);  // teardown errors cannot change results any more; not checked on purpose
-  cudaEventDestroy(stop_);
-  cudaStreamDestroy(stream_);
-  cudaFree(in_);
+  cudaFree(in_);  // teardown errors cannot change results any more; not checked on purpose
   cudaFree(out_);
 }
 
 void ComputeLoad::enqueue() {
-  CUDA_CHECK(cudaMemsetAsync(out_, 0, slots_ * sizeof(float), stream_));
-  CUDA_CHECK(cudaEventRecord(start_, stream_));
+  CUDA_CHECK(cudaMemsetAsync(out_, 0, slots_ * sizeof(float), stream_.get()));
+  stream_.markStart();
   for (int k = 0; k < shape_.kernels; ++k)
-    CUDA_CHECK(launchComputeKernel(in_, out_, shape_.loop, shape_.blocks, shape_.threads, stream_));
-  CUDA_CHECK(cudaEventRecord(stop_, stream_));
+    CUDA_CHECK(launchComputeKernel(in_, out_, shape_.loop, shape_.blocks, shape_.threads, stream_.get()));
+  stream_.markStop();
 }
 
 double ComputeLoad::finish() {
-  CUDA_CHECK(cudaStreamSynchronize(stream_));
-  float ms = 0;
-  CUDA_CHECK(cudaEventElapsedTime(&ms, start_, stop_));
-  CUDA_CHECK(cudaMemcpyAsync(hostOut_.data(), out_, slots_ * sizeof(float), cudaMemcpyDeviceToHost, stream_));
-  CUDA_CHECK(cudaStreamSynchronize(stream_));
+  stream_.synchronize();
+  const double ms = stream_.elapsedMs();
+  CUDA_CHECK(cudaMemcpyAsync(hostOut_.data(), out_, slots_ * sizeof(float), cudaMemcpyDeviceToHost, stream_.get()));
+  stream_.synchronize();
   for (size_t i = 0; i < slots_; ++i) {
     const float expected = computeExpected(static_cast<long long>(i), shape_.loop);
     if (hostOut_[i] != expected)

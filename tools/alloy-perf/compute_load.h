@@ -6,10 +6,11 @@
 #ifndef ALLOY_PERF_COMPUTE_LOAD_H_
 #define ALLOY_PERF_COMPUTE_LOAD_H_
 
-#include <cuda_runtime.h>
 #include <mpi.h>
 
 #include <vector>
+
+#include "timed_stream.h"
 
 namespace alloyperf {
 
@@ -49,8 +50,7 @@ class ComputeLoad {
   float* in_ = nullptr;
   float* out_ = nullptr;
   std::vector<float> hostOut_;
-  cudaStream_t stream_ = nullptr;
-  cudaEvent_t start_ = nullptr, stop_ = nullptr;
+  TimedStream stream_;  // default priority: it competes with the collective's as an application's would
 };
 
 }  // namespace alloyperf

@@ -5,7 +5,6 @@
 #ifndef ALLOY_PERF_MEASURE_H_
 #define ALLOY_PERF_MEASURE_H_
 
-#include <cuda_runtime.h>
 #include <mpi.h>
 
 #include <string>
@@ -16,6 +15,7 @@
 #include "compute_load.h"
 #include "dispatch.h"
 #include "options.h"
+#include "timed_stream.h"
 
 namespace alloyperf {
 
@@ -82,8 +82,7 @@ class Runner {
   void* send_ = nullptr;
   void* recv_ = nullptr;
   size_t bytes_;
-  cudaStream_t stream_ = nullptr;
-  cudaEvent_t start_ = nullptr, stop_ = nullptr;
+  TimedStream stream_;
   std::vector<unsigned char> hostSend_, hostRecv_;
 };
 

@@ -28,15 +28,13 @@ void Runner::measureOverlap(Backend& b, const CollCall& c, const CheckData* data
     alone.push_back(load.finish());
 
     MPI_CHECK(MPI_Barrier(comm_));
-    CUDA_CHECK(cudaEventRecord(start_, stream_));
+    stream_.markStart();
     load.enqueue();
     for (int i = 0; i < o.iterations; ++i) launchOk(b, c, "overlap");
-    CUDA_CHECK(cudaEventRecord(stop_, stream_));
+    stream_.markStop();
     with.push_back(load.finish());
     synchronize(b);
-    float ms = 0;
-    CUDA_CHECK(cudaEventElapsedTime(&ms, start_, stop_));
-    collectiveUs.push_back(1000.0 * ms / o.iterations);
+    collectiveUs.push_back(1000.0 * stream_.elapsedMs() / o.iterations);
   }
   if (data) o.wrong = wrongEverywhere(c, *data);
 

@@ -31,6 +31,12 @@ TEST(AlloyPerfOverlapMath, IterationsSpanTheLoad) {
   EXPECT_EQ(iterationsToSpan(20.0, 0.0), kMaxOverlapIterations);
 }
 
+TEST(AlloyPerfOverlapMath, ExtendedIterationsCoverTheLoadWithAQuarterToSpare) {
+  EXPECT_EQ(extendedIterations(10, 1.6), 20);   // the load ended at 1.6 loops: 16 calls, and a quarter
+  EXPECT_EQ(extendedIterations(1, 1.01), 2);    // always at least one more
+  EXPECT_EQ(extendedIterations(9000, 2.0), kMaxOverlapIterations);
+}
+
 TEST(AlloyPerfOverlapMath, Median) {
   EXPECT_EQ(median({}), 0.0);
   EXPECT_EQ(median({3.0}), 3.0);

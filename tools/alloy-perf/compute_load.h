@@ -40,6 +40,7 @@ class ComputeLoad {
   double finish();
 
   const ComputeLoadShape& shape() const { return shape_; }
+  const TimedStream& stream() const { return stream_; }  // its marks frame the last series
 
  private:
   double seriesMsEverywhere(int runs);  // median of runs series, max over ranks

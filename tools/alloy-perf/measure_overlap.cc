@@ -20,12 +20,12 @@ void Runner::measureOverlap(Backend& b, const CollCall& c, const CheckData* data
   synchronize(b);
 
   std::vector<double> alone, with, collectiveUs;
-  for (int rep = 0; rep < opts_.overlapReps; ++rep) {
+  while (static_cast<int>(alone.size()) < opts_.overlapReps) {
     // Alone and beside alternate, so that a drift of the machine touches both alike. Every rank runs
     // the same phase at once: ranks that share a GPU share it in both phases the same way.
     MPI_CHECK(MPI_Barrier(comm_));
     load.enqueue();
-    alone.push_back(load.finish());
+    const double aloneMs = load.finish();
 
     // The load first: its launches are enqueued in a fraction of a millisecond, the collective's calls
     // (K of them, each several stream operations) take longer, and the load runs while they are.
@@ -34,9 +34,21 @@ void Runner::measureOverlap(Backend& b, const CollCall& c, const CheckData* data
     stream_.markStart();
     for (int i = 0; i < o.iterations; ++i) launchOk(b, c, "overlap");
     stream_.markStop();
-    with.push_back(load.finish());
+    const double withMs = load.finish();
     synchronize(b);
-    collectiveUs.push_back(1000.0 * stream_.elapsedMs() / o.iterations);
+    const double loopMs = stream_.elapsedMs();
+
+    // The load slowed down beside the calls may outlast them, and then ran its end alone: on every
+    // rank the loop must cover the load, or this repetition is made again with more calls.
+    double shortfall = loopMs > 0 ? stream_.msToStopOf(load.stream()) / loopMs : 0, worst = 0;
+    MPI_CHECK(MPI_Allreduce(&shortfall, &worst, 1, MPI_DOUBLE, MPI_MAX, comm_));
+    if (worst > 1 && o.iterations < kMaxOverlapIterations) {
+      o.iterations = extendedIterations(o.iterations, worst);
+      continue;
+    }
+    alone.push_back(aloneMs);
+    with.push_back(withMs);
+    collectiveUs.push_back(1000.0 * loopMs / o.iterations);
   }
   if (data) o.wrong = wrongEverywhere(c, *data);
 

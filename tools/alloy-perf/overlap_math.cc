@@ -21,6 +21,11 @@ int iterationsToSpan(double spanMs, double usPerIteration) {
   return static_cast<int>(std::min(std::max(n, 1.0), static_cast<double>(kMaxOverlapIterations)));
 }
 
+int extendedIterations(int iterations, double shortfall) {
+  const double n = std::ceil(iterations * shortfall * 1.25);
+  return static_cast<int>(std::min(std::max(n, iterations + 1.0), static_cast<double>(kMaxOverlapIterations)));
+}
+
 double median(std::vector<double> values) {
   if (values.empty()) return 0;
   const size_t mid = values.size() / 2;

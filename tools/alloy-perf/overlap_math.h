@@ -23,10 +23,15 @@ float computeExpected(long long slot, long long loop);
 // kMaxComputeLoop; `loop` itself when nothing was measured.
 long long scaledLoop(long long loop, double measuredMs, double targetMs);
 
-// Collective iterations that last at least spanMs at usPerIteration each, measured alone (beside the
-// load they only get slower): at least 1, at most kMaxOverlapIterations.
+// Collective iterations that last at least spanMs at usPerIteration each, measured alone: at least 1,
+// at most kMaxOverlapIterations.
 constexpr int kMaxOverlapIterations = 10000;
 int iterationsToSpan(double spanMs, double usPerIteration);
+
+// When `iterations` calls ended before the load did (the load ended `shortfall` times the loop's span
+// after the loop's start, shortfall > 1): enough calls to cover it with a quarter to spare, at least
+// one more, at most kMaxOverlapIterations.
+int extendedIterations(int iterations, double shortfall);
 
 // Median of values (the mean of the middle two for an even count); 0 for none.
 double median(std::vector<double> values);

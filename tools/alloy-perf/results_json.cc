@@ -45,8 +45,9 @@ void writeLoad(JsonWriter& w, const ComputeLoadShape& l, const Options& o) {
   w.key("reps").value(o.overlapReps);
   w.key("method").value(
       "per repetition, after an MPI_Barrier the load alone, after another the load with the collective "
-      "looping beside it for iterations calls; times are each rank's median over the repetitions, then the "
-      "maximum over ranks; slowdown = compute_with_ms / compute_alone_ms");
+      "looping beside it for iterations calls (a repetition whose load outlasted the calls on any rank is made "
+      "again with more); times are each rank's median over the repetitions, then the maximum over ranks; "
+      "slowdown = compute_with_ms / compute_alone_ms");
   w.endObject();
 }
 

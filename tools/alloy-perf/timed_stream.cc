@@ -23,9 +23,11 @@ void TimedStream::markStop() { CUDA_CHECK(cudaEventRecord(stop_, stream_)); }
 
 void TimedStream::synchronize() { CUDA_CHECK(cudaStreamSynchronize(stream_)); }
 
-double TimedStream::elapsedMs() {
+double TimedStream::elapsedMs() const { return msToStopOf(*this); }
+
+double TimedStream::msToStopOf(const TimedStream& other) const {
   float ms = 0;
-  CUDA_CHECK(cudaEventElapsedTime(&ms, start_, stop_));
+  CUDA_CHECK(cudaEventElapsedTime(&ms, start_, other.stop_));
   return ms;
 }
 

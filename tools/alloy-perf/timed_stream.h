@@ -19,7 +19,10 @@ class TimedStream {
   void markStop();   // and ends after the work enqueued so far
   void synchronize();
   // The span between the last marks, in ms; the stop mark must have completed (synchronize first).
-  double elapsedMs();
+  double elapsedMs() const;
+  // From this stream's last start mark to another stream's last stop mark (both completed), in ms: how
+  // long after this span began the other ended.
+  double msToStopOf(const TimedStream& other) const;
 
  private:
   cudaStream_t stream_ = nullptr;

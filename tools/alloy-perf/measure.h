@@ -26,7 +26,7 @@ struct OverlapMeasurement {
   double computeAloneMs = 0;
   double computeWithMs = 0;
   double slowdown = 0;     // computeWithMs / computeAloneMs
-  int iterations = 0;      // collective calls per repetition, enough to span the load alone
+  int iterations = 0;      // collective calls per repetition: enough to cover the load on every rank
   double timeUs = 0;       // the collective per iteration beside the load
   double algBw = 0;        // GB/s
   double busBw = 0;        // GB/s
@@ -59,7 +59,8 @@ class Runner {
   Measurement measure(Backend& backend, const CollCall& call, const CheckData* data, const std::string& what);
 
   // Overlap mode: measures `call` beside `load` and stores it in m->overlap; m is what measure()
-  // returned for the same call (its time sets how many iterations span the load), and data as there:
+  // returned for the same call (its time sets the first guess of how many calls cover the load), and
+  // data as there:
   // in check mode the send buffer still holds its data, and the receive buffer is checked again after
   // the overlapped calls. Rows that were not supported are left unmeasured. Every rank must call it.
   void measureOverlap(Backend& backend, const CollCall& call, const CheckData* data, ComputeLoad& load,

@@ -1085,6 +1085,7 @@ mode_overlap() {
   configure_args=(-U 'UCX_*' -U 'pkgcfg_lib_UCX_*' -U '__pkg_config_checked_UCX' -U '__pkg_config_arguments_UCX')
   build alloy-perf
   PERF_BIN=$(perf_bin)
+  [ -n "$PERF_BIN" ] || hosts_fail "alloy-perf was not built in $BUILD_DIR"
   hosts_check_ucx_build "$PERF_BIN"
   find_gpus
   find_nccl

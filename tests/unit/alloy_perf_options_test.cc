@@ -82,6 +82,17 @@ TEST(AlloyPerfOptions, OverlapAndGraphsExcludeEachOther) {
   EXPECT_EQ(parse({"-O", "0", "-G"}).result, ParseResult::run);
 }
 
+// The command line of scripts/gpu-check.sh overlap, with its defaults.
+TEST(AlloyPerfOptions, GpuCheckOverlapCommandLineParses) {
+  const Parsed p = parse({"-o", "alltoallv,alltoall", "-b", "64K", "-e", "64M", "-f", "4", "-w", "2", "-n", "10", "-O",
+                          "20", "--overlap_reps", "5", "--overlap_kernels", "100", "--compare", "nccl", "-c"});
+  ASSERT_EQ(p.result, ParseResult::run) << p.error;
+  EXPECT_EQ(p.opts.overlapMs, 20);
+  EXPECT_TRUE(p.opts.check);
+  EXPECT_TRUE(p.opts.compareNccl);
+  EXPECT_EQ(sweepSizes(p.opts).size(), 6u);  // 64 KB, 256 KB, 1 MB, 4 MB, 16 MB, 64 MB
+}
+
 TEST(AlloyPerfOptions, HelpIsNotAnError) { EXPECT_EQ(parse({"--help"}).result, ParseResult::help); }
 
 }  // namespace

@@ -1109,13 +1109,15 @@ mode_overlap() {
     table_args+=("$layout" "$base.json")
   done
 
-  local row
+  local row nccl_line="not found: no NCCL columns"
+  [ "$nccl_found" = 1 ] && nccl_line="${ALLOY_PERF_NCCL_LIB:-libnccl.so.2 (loader path)}, socket transport over lo,\
+ NCCL_HOSTID per virtual host (per rank where a host has several ranks)"
   {
     echo
     echo "==== gpu-check overlap summary ===="
     echo "machine: $NGPU x $gpu_name; ranks share the GPU(s), split into virtual hosts by ALLOY_HOSTID; ${hosts_env[*]} UCX_TLS=$tls"
     echo "UCX: $ucx_source; build: $build_status; $ucx_build"
-    echo "NCCL: $( [ "$nccl_found" = 1 ] && echo "${ALLOY_PERF_NCCL_LIB:-libnccl.so.2 (loader path)}, socket transport over lo, NCCL_HOSTID per virtual host (per rank where a host has several ranks)" || echo "not found: no NCCL columns")"
+    echo "NCCL: $nccl_line"
     echo "alloy-perf ${args[*]}"
     for row in "${outcomes[@]}"; do echo "$row"; done
     overlap_table "${table_args[@]}" 2>&1

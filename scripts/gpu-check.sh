@@ -765,6 +765,7 @@ hosts_alloy_perf() {
     "$map" "$PERF_BIN" "$@" --json "$base.json" || rc=$?
   case $rc in
     0) echo ok ;;
+    2) echo "FAILED: alloy-perf refused its arguments ($(grep -m1 '^alloy-perf: ' "$base.log"))" ;;
     3) echo "WRONG RESULTS" ;;
     124 | 137) echo "TIMEOUT after $limit s" ;;
     *) echo "FAILED (exit $rc; see ${base##*/}.log)" ;;

@@ -75,6 +75,7 @@ TEST(AlloyPerfOptions, OtherBadValuesNameTheOptionAndWhatItExpects) {
   expectRefused({"-c=2x"}, "unknown option -c=2x", "");
   expectRefused({"--check=x"}, "--check ('x')", "0 or 1");
   expectRefused({"--frobnicate"}, "unknown option --frobnicate", "");
+  expectRefused({"-O", "abc"}, "unexpected argument 'abc'", "-O take a number or nothing");
 }
 
 TEST(AlloyPerfOptions, OverlapAndGraphsExcludeEachOther) {

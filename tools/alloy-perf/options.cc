@@ -241,6 +241,10 @@ ParseResult parseArguments(int argc, char** argv, Options* opts, std::string* er
     } else if (is(nullptr, "--seed")) {
       expected = "a whole number";
       ok = p.value(inlineValue, hasInline, &v) && parseUnsigned(v, &opts->seed);
+    } else if (arg.empty() || arg[0] != '-') {
+      // Most likely a value given to an option whose value is an optional number.
+      *error = "unexpected argument '" + arg + "' (-c, -G and -O take a number or nothing)";
+      return ParseResult::bad;
     } else {
       *error = "unknown option " + arg;
       return ParseResult::bad;

@@ -239,6 +239,20 @@ run_bounded() {
   return "$rc"
 }
 
+# The summary's last verdict of hosts and overlap modes: FAIL where a run went wrong, else PASS, saying how
+# many runs the budget left out. Arguments: failed (0 or not), runs not run, where to look, the budget's
+# variable.
+result_line() {
+  local bad=$1 not_run=$2 where=$3 budget=$4
+  if [ "$bad" -ne 0 ]; then
+    echo "result: FAIL (see $where)"
+  elif [ "$not_run" -gt 0 ]; then
+    echo "result: PASS for the runs made; $not_run not run ($budget spent)"
+  else
+    echo "result: PASS"
+  fi
+}
+
 # The built alloy-perf, or nothing. Its place in the build tree, not a search: the tree can also hold
 # installed copies (the MPIX suite's installed-build test puts one under tests/mpi_ext/installed).
 perf_bin() {
@@ -1001,13 +1015,7 @@ mode_hosts() {
     for row in "${hosts_bench_lines[@]}"; do echo "$row"; done
     echo "ratios (targets: small time <= 0.25 of NCCL's, busbw >= 1.5x NCCL's, >= 0.8 of ucx_perftest's bandwidth):"
     echo "$hosts_ratio_text"
-    if [ "$hosts_bad" -ne 0 ]; then
-      echo "result: FAIL (see the status column and $RESULTS/hosts-*.log)"
-    elif [ "$hosts_not_run" -gt 0 ]; then
-      echo "result: PASS for the runs made; $hosts_not_run not run (HOSTS_BUDGET spent)"
-    else
-      echo "result: PASS"
-    fi
+    result_line "$hosts_bad" "$hosts_not_run" "the status column and $RESULTS/hosts-*.log" HOSTS_BUDGET
     echo "results: $RESULTS"
   } | tee "$RESULTS/summary.txt"
   [ "$hosts_bad" -eq 0 ]
@@ -1122,13 +1130,7 @@ mode_overlap() {
     echo "alloy-perf ${args[*]}"
     for row in "${outcomes[@]}"; do echo "$row"; done
     overlap_table "${table_args[@]}" 2>&1
-    if [ "$bad" -ne 0 ]; then
-      echo "result: FAIL (see $RESULTS/overlap-*.log)"
-    elif [ "$not_run" -gt 0 ]; then
-      echo "result: PASS for the jobs made; $not_run not run (OVERLAP_BUDGET spent)"
-    else
-      echo "result: PASS (every job ran and every check passed; slowdowns are measured, not judged)"
-    fi
+    result_line "$bad" "$not_run" "$RESULTS/overlap-*.log" OVERLAP_BUDGET
     echo "results: $RESULTS"
   } | tee "$RESULTS/summary.txt"
   [ "$bad" -eq 0 ]

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Builds Alloy and checks it on the GPUs of this machine, in one of five modes. Every mode writes its
+# Builds Alloy and checks it on the GPUs of this machine, in one of six modes. Every mode writes its
 # logs into $OUT (default ./results), prints its summary last (also kept as summary.txt), and without a
 # GPU builds, says "skipped: no CUDA device" and exits 0. Run from anywhere in the repository. See
 # docs/benchmarks.md.
@@ -29,6 +29,11 @@
 #                                       the collective loops beside it) with NCCL's socket path beside Alloy,
 #                                       alltoallv and alltoall at 64 KB-64 MB; a table last: per size the
 #                                       load's slowdown beside Alloy and beside NCCL
+#   bash scripts/gpu-check.sh nccl      Alloy's libnccl.so.2 (docs/nccl-compat.md) built from the wheel's
+#                                       nccl.h: its ctests, nccl-tests (NVIDIA's source in
+#                                       .thirdparty/nccl-tests, carried) with -c 1 for every operation, and
+#                                       torch.distributed, a ctypes wrapper in a CUDA graph and CuPy on it
+#                                       (tests/nccl_frameworks); scripts/gpu-check-nccl.sh
 #
 # Settings (environment), all modes:
 #   BUILD_DIR                 build folder (default build-gpu); SKIP_BUILD=1 reuses it as it is
@@ -106,15 +111,20 @@
 #                             overlapped calls (default 1); 0: not checked
 #   OVERLAP_TIMEOUT           seconds one alloy-perf job may take (default 100)
 #   OVERLAP_BUDGET            seconds all jobs together may take after the build (default 170)
+# nccl mode:
+#   NCCL_TESTS_NP, NCCL_TESTS_MAXBYTES, NCCL_TESTS_TIMEOUT  ranks, largest size (-e) and seconds of each
+#                             nccl-tests run (default 2, 16M, 60)
+#   FRAMEWORK_TIMEOUT         seconds of each framework test run (default 120)
+#   NCCL_BUDGET               seconds all runs together may take after the build (default 420)
 set -uo pipefail
 
 usage() { sed -n '2,/^set -uo pipefail/p' "${BASH_SOURCE[0]}" | sed '$d' | sed 's/^# \{0,1\}//'; }
 
 MODE=${1:-check}
 case $MODE in
-  check | stress | sanitize | hosts | overlap) ;;
+  check | stress | sanitize | hosts | overlap | nccl) ;;
   -h | --help | help) usage; exit 0 ;;
-  *) echo "gpu-check: unknown mode '$MODE' (check, stress, sanitize, hosts or overlap)" >&2; exit 2 ;;
+  *) echo "gpu-check: unknown mode '$MODE' (check, stress, sanitize, hosts, overlap or nccl)" >&2; exit 2 ;;
 esac
 
 cd "$(dirname "${BASH_SOURCE[0]}")/.." || exit 1
@@ -1144,4 +1154,9 @@ case $MODE in
   sanitize) mode_sanitize ;;
   hosts) mode_hosts ;;
   overlap) mode_overlap ;;
+  nccl)
+    # shellcheck source=scripts/gpu-check-nccl.sh
+    source "$(dirname "${BASH_SOURCE[0]}")/gpu-check-nccl.sh"
+    mode_nccl
+    ;;
 esac

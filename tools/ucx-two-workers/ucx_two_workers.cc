@@ -8,7 +8,13 @@
 // landed here, the data and its header as one eager active message that the target's handler writes
 // (data first). Rank 1 may start each round late (-l), as the channel test RunsAhead's late rank does.
 //
-//   mpirun -np N ucx-two-workers [-n ITERATIONS] [-r ROUNDS] [-l LATE_MS] [-t TIMEOUT_MS] [-s BYTES] [-p all|01] [-1]
+//   mpirun -np N ucx-two-workers [-n ITERATIONS] [-r ROUNDS] [-l LATE_MS] [-d IDLE_MS] [-t TIMEOUT_MS] [-s BYTES]
+//                                [-p all|01] [-1]
+//
+// -d: after creating its endpoints each rank stays away from UCX for a random 0..IDLE_MS ms before its
+// workers are progressed, as Alloy's creation does (the caller's thread creates the endpoints, then waits
+// in MPI collectives before the proxy and inbound threads take the channel), so that peers' connection
+// set-up and first messages reach workers nobody progresses yet.
 //
 // Every iteration builds everything afresh (context, workers, endpoints, memory), as each communicator
 // does. A round that times out prints, per peer, which of its messages never landed here and whether this
@@ -45,6 +51,7 @@ struct Options {
   int iterations = 50;
   int rounds = 4;
   int lateMs = 0;
+  int idleMs = 0;
   int timeoutMs = 3000;
   size_t bytes = 4096;
   bool allPairs = true;  // false: only ranks 0 and 1 talk (RunsAhead); the others only connect
@@ -53,7 +60,8 @@ struct Options {
 
 Options parse(int argc, char** argv) {
   static const char* const kUsage =
-      "usage: ucx-two-workers [-n ITERATIONS] [-r ROUNDS] [-l LATE_MS] [-t TIMEOUT_MS] [-s BYTES] [-p all|01] [-1]";
+      "usage: ucx-two-workers [-n ITERATIONS] [-r ROUNDS] [-l LATE_MS] [-d IDLE_MS] [-t TIMEOUT_MS] [-s BYTES] "
+      "[-p all|01] [-1]";
   Options o;
   for (int i = 1; i < argc; ++i) {
     const std::string flag = argv[i];
@@ -74,6 +82,7 @@ Options parse(int argc, char** argv) {
     if (flag == "-n" && value > 0 && value < (1u << 24)) o.iterations = static_cast<int>(value);
     else if (flag == "-r" && value > 0 && value < (1u << 20)) o.rounds = static_cast<int>(value);
     else if (flag == "-l" && value < 600000) o.lateMs = static_cast<int>(value);
+    else if (flag == "-d" && value < 600000) o.idleMs = static_cast<int>(value);
     else if (flag == "-t" && value > 0 && value < 3600000) o.timeoutMs = static_cast<int>(value);
     else if (flag == "-s" && value > 0 && value <= (1u << 20)) o.bytes = value;
     else die("arguments", flag + " " + text + ": out of range or unknown (" + kUsage + ")");
@@ -309,6 +318,11 @@ class Host {
       check(status, "ucp_ep_create");
       check(ucp_ep_rkey_unpack(eps_[p], rkeys[p].data(), &rkeys_[p]), "ucp_ep_rkey_unpack");
     }
+    if (o_.idleMs > 0) {
+      static uint64_t state = 0x9e3779b97f4a7c15ull * static_cast<uint64_t>(rank_ + 1);
+      state = state * 6364136223846793005ull + 1442695040888963407ull;
+      std::this_thread::sleep_for(std::chrono::milliseconds((state >> 33) % static_cast<uint64_t>(o_.idleMs + 1)));
+    }
     if (inbound_ != outbound_) inboundThread_ = std::thread([this] {
         while (!stop_.load(std::memory_order_acquire))
           if (ucp_worker_progress(inbound_) == 0) std::this_thread::yield();
@@ -436,9 +450,11 @@ int main(int argc, char** argv) {
     unsigned major = 0, minor = 0, release = 0;
     ucp_get_version(&major, &minor, &release);
     const char* tls = std::getenv("UCX_TLS");
-    std::printf("ucx-two-workers: UCX %u.%u.%u, UCX_TLS=%s, %d ranks, %s, %d iterations x %d rounds, late %d ms\n",
+    std::printf("ucx-two-workers: UCX %u.%u.%u, UCX_TLS=%s, %d ranks, %s, %d iterations x %d rounds, late %d ms, "
+                "idle up to %d ms, pairs %s\n",
                 major, minor, release, tls != nullptr ? tls : "(unset)", nranks,
-                o.twoWorkers ? "two workers per process" : "one worker per process", o.iterations, o.rounds, o.lateMs);
+                o.twoWorkers ? "two workers per process" : "one worker per process", o.iterations, o.rounds, o.lateMs,
+                o.idleMs, o.allPairs ? "all" : "0-1");
     std::printf("Final: %d %d\n", lost, o.iterations);
     std::fflush(stdout);
   }

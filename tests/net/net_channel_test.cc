@@ -27,19 +27,16 @@
 
 #include "device_comm.h"
 #include "net_channel.h"
+#include "net_channel_util.h"
 #include "net_test_util.h"
-#include "proxy_thread.h"
-#include "ucx_transport.h"
 
 namespace nettest {
 namespace {
 
 using alloy::net::NetChannel;
-using alloy::net::NetChannelConfig;
 using alloy::net::NetGeometry;
 using alloy::net::NetMessage;
 using alloy::net::NetOperation;
-using alloy::net::ProxyThread;
 using Clock = std::chrono::steady_clock;
 
 // How long the test thread waits for a doorbell's release before it fails the test and aborts the
@@ -260,100 +257,9 @@ class Traffic {
   std::vector<std::vector<char>> tails_[NetChannel::kBoxes];
 };
 
-// Every rank's bytes over comm, by rank; the entries of ranks on this host (hostOf, by rank of comm) stay
-// empty: connect() must not need them.
-std::vector<std::vector<uint8_t>> allgatherOn(MPI_Comm comm, const std::vector<uint64_t>& hostOf,
-                                              const std::vector<uint8_t>& mine) {
-  int rank = 0, nranks = 0;
-  MPI_Comm_rank(comm, &rank);
-  MPI_Comm_size(comm, &nranks);
-  const int size = static_cast<int>(mine.size());
-  std::vector<int> sizes(nranks), starts(nranks, 0);
-  MPI_Allgather(&size, 1, MPI_INT, sizes.data(), 1, MPI_INT, comm);
-  for (int r = 1; r < nranks; ++r) starts[r] = starts[r - 1] + sizes[r - 1];
-  std::vector<uint8_t> all(starts.back() + sizes.back());
-  MPI_Allgatherv(mine.data(), size, MPI_BYTE, all.data(), sizes.data(), starts.data(), MPI_BYTE, comm);
-  std::vector<std::vector<uint8_t>> byRank(nranks);
-  for (int r = 0; r < nranks; ++r)
-    if (hostOf[r] != hostOf[rank]) byRank[r].assign(all.begin() + starts[r], all.begin() + starts[r] + sizes[r]);
-  return byRank;
-}
-
-// Creates the channel of this rank of comm (hosts by rank of comm in hostOf), connects it to every rank on
-// another host and hands it to the proxy thread. Collective over comm.
-void openChannel(MPI_Comm comm, NetGeometry geometry, long long timeoutMs, const std::vector<uint64_t>& hostOf,
-                 std::unique_ptr<NetChannel>* out) {
-  int rank = 0, nranks = 0;
-  MPI_Comm_rank(comm, &rank);
-  MPI_Comm_size(comm, &nranks);
-  NetChannelConfig config{rank, nranks, hostOf, -1, timeoutMs, geometry};
-  std::unique_ptr<alloy::net::Transport> transport;
-  // As the library creates it: ALLOY_NET_INBOUND_THREAD picks one worker or two (the ctest runs both).
-  alloy::net::UcxOptions options;
-  options.inboundWorker = ProxyThread::inboundRequested();
-  alloyResult_t prepared = alloy::net::createUcxTransport(options, &transport);
-  std::vector<uint8_t> address, key;
-  if (prepared == alloySuccess) prepared = NetChannel::prepare(config, std::move(transport), &address, &key, out);
-  // A rank that failed so far still takes part in the exchanges, so that the others fail rather than hang.
-  const std::vector<std::vector<uint8_t>> addresses = allgatherOn(comm, hostOf, address),
-                                          keys = allgatherOn(comm, hostOf, key);
-  ASSERT_ALLOY(alloySuccess, prepared);
-  ASSERT_EQ(geometry.capacity(), (*out)->capacity());
-  ASSERT_ALLOY(alloySuccess, (*out)->connect(addresses, keys));
-  ProxyThread::add(out->get());
-}
-
-// Takes the channel from the proxy thread, drains it, and frees it once every rank of comm has drained.
-// The barrier keeps progressing the channel, as alloyCommDestroy's does: over tcp and shared memory UCX
-// emulates RMA with active messages, so a peer's last flushes complete only while this rank progresses.
-void closeChannel(MPI_Comm comm, std::unique_ptr<NetChannel>* channel) {
-  ProxyThread::remove(channel->get());
-  // A healthy channel flushes its connections; a failed one returns at once, its error reported already.
-  EXPECT_ALLOY(alloySuccess, (*channel)->drain()) << " (rank " << worldRank() << ")";
-  MPI_Request barrier;
-  MPI_Ibarrier(comm, &barrier);
-  for (int done = 0; !done; MPI_Test(&barrier, &done, MPI_STATUS_IGNORE)) {
-    (*channel)->progress();
-    (*channel)->progressInbound();
-  }
-  channel->reset();
-}
-
-// Rings box's doorbell with id as the stream does (a release store of id + 1).
-void ring(NetChannel& channel, int box, uint32_t id) {
-  uint32_t* word = const_cast<uint32_t*>(channel.doorbell(box));
-  EXPECT_EQ(0u, __atomic_load_n(word, __ATOMIC_ACQUIRE)) << "rank " << worldRank() << ": rang over an operation in hand";
-  __atomic_store_n(word, id + 1, __ATOMIC_RELEASE);
-}
-
-// Waits for the proxy to write 0 into box's doorbell, rung with id. Past kRingSeconds: a test failure,
-// and the channel is aborted. Whether it was released in time.
-bool waitReleased(NetChannel& channel, int box, uint32_t id) {
-  uint32_t* word = const_cast<uint32_t*>(channel.doorbell(box));
-  const auto deadline = Clock::now() + std::chrono::duration<double>(kRingSeconds);
-  bool late = false;
-  while (__atomic_load_n(word, __ATOMIC_ACQUIRE) != 0) {
-    if (!late && Clock::now() > deadline) {
-      ADD_FAILURE() << "rank " << worldRank() << ": operation " << id << " was not released within " << kRingSeconds
-                    << " s; aborting the channel";
-      channel.abort();
-      late = true;
-    } else if (late && Clock::now() > deadline + std::chrono::seconds(10)) {
-      // The proxy thread did not even see the abort: it is stuck inside a call, and removing the channel
-      // would wait for it forever. End the job rather than hang it.
-      std::fprintf(stderr, "FAILED: rank %d: abort() did not release the doorbell within 10 s: the proxy thread is "
-                   "stuck in a call; aborting the job\n", worldRank());
-      std::fflush(stderr);
-      MPI_Abort(MPI_COMM_WORLD, 1);
-    }
-    std::this_thread::sleep_for(std::chrono::microseconds(50));
-  }
-  return !late;
-}
-
 bool ringAndWait(NetChannel& channel, int box, uint32_t id) {
   ring(channel, box, id);
-  return waitReleased(channel, box, id);
+  return waitReleased(channel, box, id, kRingSeconds);
 }
 
 // Which messages go from source to target (their sizes, in matching order).
@@ -465,7 +371,7 @@ alloyResult_t NetChannelTest::runRounds(Traffic& traffic, size_t rounds,
     if (pipelined && r + 1 < rounds) begin(r + 1);
     alloyResult_t result = added[r];
     if (result == alloySuccess) {
-      waitReleased(*channel, NetChannel::boxOf(r), ids[r]);
+      waitReleased(*channel, NetChannel::boxOf(r), ids[r], kRingSeconds);
       result = channel->error();
       traffic.stageOut(*channel, r, result == alloySuccess);
     }

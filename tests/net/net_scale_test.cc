@@ -13,24 +13,20 @@
 #include <cstring>
 #include <random>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "device_comm.h"
 #include "net_channel.h"
 #include "net_geometry.h"
 #include "net_rounds.h"
+#include "net_channel_util.h"
 #include "net_test_util.h"
-#include "proxy_thread.h"
-#include "ucx_transport.h"
 
 namespace nettest {
 namespace {
 
 using alloy::net::NetChannel;
-using alloy::net::NetChannelConfig;
 using alloy::net::NetGeometry;
-using alloy::net::ProxyThread;
 using Clock = std::chrono::steady_clock;
 
 constexpr size_t kPage = 4096;
@@ -53,31 +49,6 @@ std::vector<uint64_t> unevenHosts(int nranks) {
     for (uint64_t i = 0; i <= host && static_cast<int>(hostOf.size()) < nranks; ++i) hostOf.push_back(100 + host);
   std::shuffle(hostOf.begin(), hostOf.end(), std::mt19937_64(0x5ca1e));
   return hostOf;
-}
-
-// Every rank's bytes, by rank.
-std::vector<std::vector<uint8_t>> allgather(const std::vector<uint8_t>& mine) {
-  const int nranks = worldSize(), size = static_cast<int>(mine.size());
-  std::vector<int> sizes(nranks), starts(nranks, 0);
-  MPI_Allgather(&size, 1, MPI_INT, sizes.data(), 1, MPI_INT, MPI_COMM_WORLD);
-  for (int r = 1; r < nranks; ++r) starts[r] = starts[r - 1] + sizes[r - 1];
-  std::vector<uint8_t> all(starts.back() + sizes.back());
-  MPI_Allgatherv(mine.data(), size, MPI_BYTE, all.data(), sizes.data(), starts.data(), MPI_BYTE, MPI_COMM_WORLD);
-  std::vector<std::vector<uint8_t>> byRank(nranks);
-  for (int r = 0; r < nranks; ++r) byRank[r].assign(all.begin() + starts[r], all.begin() + starts[r] + sizes[r]);
-  return byRank;
-}
-
-// This process's resident memory (VmRSS), in bytes; 0 where /proc does not say.
-size_t residentBytes() {
-  std::FILE* status = std::fopen("/proc/self/status", "r");
-  if (status == nullptr) return 0;
-  char line[256];
-  size_t kib = 0;
-  while (std::fgets(line, sizeof(line), status) != nullptr)
-    if (std::sscanf(line, "VmRSS: %zu kB", &kib) == 1) break;
-  std::fclose(status);
-  return kib << 10;
 }
 
 uint64_t allreduce(uint64_t value, MPI_Op op) {
@@ -137,21 +108,7 @@ class NetScaleTest : public ::testing::Test {
 
 void NetScaleTest::open() {
   geometry = alloy::net::netGeometry(hostOf, rank == 0);
-  NetChannelConfig config{rank, nranks, hostOf, -1, kPeerTimeoutMs, geometry};
-  std::unique_ptr<alloy::net::Transport> transport;
-  alloy::net::UcxOptions options;
-  options.inboundWorker = ProxyThread::inboundRequested();
-  alloyResult_t prepared = alloy::net::createUcxTransport(options, &transport);
-  std::vector<uint8_t> address, key;
-  if (prepared == alloySuccess) prepared = NetChannel::prepare(config, std::move(transport), &address, &key, &channel);
-  // A rank that failed so far still takes part in the exchanges, so that the others fail rather than hang.
-  const std::vector<std::vector<uint8_t>> addresses = allgather(address), keys = allgather(key);
-  ASSERT_ALLOY(alloySuccess, prepared);
-  const size_t before = residentBytes();
-  ASSERT_ALLOY(alloySuccess, channel->connect(addresses, keys));
-  const size_t after = residentBytes();
-  connectBytes = after > before ? after - before : 0;
-  ProxyThread::add(channel.get());
+  openChannel(MPI_COMM_WORLD, geometry, kPeerTimeoutMs, hostOf, &channel, &connectBytes);
 }
 
 void NetScaleTest::TearDown() {
@@ -164,17 +121,7 @@ void NetScaleTest::TearDown() {
                 channel->describe().c_str());
     described = true;
   }
-  // As alloyCommDestroy: drained, then freed once every rank has drained, progressing meanwhile (UCX
-  // emulates RMA with active messages over tcp and shared memory: peers' flushes need this rank).
-  ProxyThread::remove(channel.get());
-  EXPECT_ALLOY(alloySuccess, channel->drain()) << " (rank " << rank << ")";
-  MPI_Request barrier;
-  MPI_Ibarrier(MPI_COMM_WORLD, &barrier);
-  for (int done = 0; !done; MPI_Test(&barrier, &done, MPI_STATUS_IGNORE)) {
-    channel->progress();
-    channel->progressInbound();
-  }
-  channel.reset();
+  closeChannel(MPI_COMM_WORLD, &channel);
 }
 
 // Staging, control lines, doorbells and connections of every rank as docs/architecture.md gives them,
@@ -223,23 +170,6 @@ struct Squeeze {
 };
 
 class NetScaleSqueezeTest : public NetScaleTest, public ::testing::WithParamInterface<Squeeze> {};
-
-// Waits for the proxy to release box's doorbell; past kWaitSeconds a test failure, and the channel is
-// aborted (a failed channel releases its doorbells at once).
-void waitReleased(NetChannel& channel, int box) {
-  uint32_t* word = const_cast<uint32_t*>(channel.doorbell(box));
-  const auto deadline = Clock::now() + std::chrono::duration<double>(kWaitSeconds);
-  bool aborted = false;
-  while (__atomic_load_n(word, __ATOMIC_ACQUIRE) != 0) {
-    if (!aborted && Clock::now() > deadline) {
-      ADD_FAILURE() << "rank " << worldRank() << ": box " << box << " not released within " << kWaitSeconds
-                    << " s; aborting the channel";
-      channel.abort();
-      aborted = true;
-    }
-    std::this_thread::sleep_for(std::chrono::microseconds(50));
-  }
-}
 
 TEST_P(NetScaleSqueezeTest, TransferArrivesThroughSmallerRounds) {
   const Squeeze& squeeze = GetParam();
@@ -296,18 +226,18 @@ TEST_P(NetScaleSqueezeTest, TransferArrivesThroughSmallerRounds) {
 
   // As the stream runs them: round r + 1 staged and rung before round r is waited for and copied out.
   const auto start = Clock::now();
+  std::vector<uint32_t> ids(rounds.size());
   auto begin = [&](size_t r) {
     for (const alloy::StagedCopy& copy : rounds[r].stageIn) std::memcpy(copy.dst, copy.src, copy.bytes);
-    uint32_t id = 0;
-    ASSERT_ALLOY(alloySuccess, channel->addOperation(rounds[r].operation, false, &id)) << " (rank " << rank << ")";
-    __atomic_store_n(const_cast<uint32_t*>(channel->doorbell(NetChannel::boxOf(r))), id + 1, __ATOMIC_RELEASE);
+    ASSERT_ALLOY(alloySuccess, channel->addOperation(rounds[r].operation, false, &ids[r])) << " (rank " << rank << ")";
+    ring(*channel, NetChannel::boxOf(r), ids[r]);
   };
   ASSERT_NO_FATAL_FAILURE(begin(0));
   for (size_t r = 0; r < rounds.size(); ++r) {
     if (r + 1 < rounds.size()) {
       ASSERT_NO_FATAL_FAILURE(begin(r + 1));
     }
-    waitReleased(*channel, NetChannel::boxOf(r));
+    waitReleased(*channel, NetChannel::boxOf(r), ids[r], kWaitSeconds);
     ASSERT_ALLOY(alloySuccess, channel->error()) << "rank " << rank << ", round " << r << ": "
                                                  << channel->errorMessage();
     for (const alloy::StagedCopy& copy : rounds[r].stageOut) std::memcpy(copy.dst, copy.src, copy.bytes);

@@ -21,17 +21,16 @@
 #include <string>
 #include <vector>
 
+#include "ucx_tool.h"
+
+namespace ucxtool {
+const char* const kToolName = "ucx-both-ways";
+}  // namespace ucxtool
+
 namespace {
 
-[[noreturn]] void die(const char* what, const std::string& why) {
-  std::fprintf(stderr, "ucx-both-ways: %s: %s\n", what, why.c_str());
-  MPI_Abort(MPI_COMM_WORLD, 1);
-  std::exit(1);
-}
-
-void check(ucs_status_t status, const char* what) {
-  if (status != UCS_OK) die(what, ucs_status_string(status));
-}
+using ucxtool::check;
+using ucxtool::die;
 
 struct Options {
   size_t bytes = 64ull << 20;
@@ -59,18 +58,8 @@ Options parse(int argc, char** argv) {
 class Link {
  public:
   explicit Link(int peer) {
-    ucp_config_t* config = nullptr;
-    check(ucp_config_read(nullptr, nullptr, &config), "ucp_config_read");
-    ucp_params_t params = {};
-    params.field_mask = UCP_PARAM_FIELD_FEATURES;
-    params.features = UCP_FEATURE_TAG;
-    const ucs_status_t initialized = ucp_init(&params, config, &context_);
-    ucp_config_release(config);
-    check(initialized, "ucp_init");
-    ucp_worker_params_t workerParams = {};
-    workerParams.field_mask = UCP_WORKER_PARAM_FIELD_THREAD_MODE;
-    workerParams.thread_mode = UCS_THREAD_MODE_SINGLE;
-    check(ucp_worker_create(context_, &workerParams, &worker_), "ucp_worker_create");
+    context_ = ucxtool::initContext(UCP_FEATURE_TAG, false);
+    worker_ = ucxtool::createWorker(context_);
     ucp_address_t* address = nullptr;
     size_t length = 0;
     check(ucp_worker_get_address(worker_, &address, &length), "ucp_worker_get_address");

@@ -33,19 +33,18 @@
 #include <thread>
 #include <vector>
 
+#include "ucx_tool.h"
+
+namespace ucxtool {
+const char* const kToolName = "ucx-two-workers";
+}  // namespace ucxtool
+
 namespace {
 
+using ucxtool::check;
+using ucxtool::die;
+
 using Clock = std::chrono::steady_clock;
-
-[[noreturn]] void die(const char* what, const std::string& why) {
-  std::fprintf(stderr, "ucx-two-workers: %s: %s\n", what, why.c_str());
-  MPI_Abort(MPI_COMM_WORLD, 1);
-  std::exit(1);
-}
-
-void check(ucs_status_t status, const char* what) {
-  if (status != UCS_OK) die(what, ucs_status_string(status));
-}
 
 struct Options {
   int iterations = 50;
@@ -179,21 +178,9 @@ class Host {
  public:
   Host(const Options& o, int rank, int nranks)
       : o_(o), rank_(rank), nranks_(nranks), region_(nranks, o.bytes), readies_(nranks), datas_(nranks) {
-    ucp_config_t* config = nullptr;
-    check(ucp_config_read(nullptr, nullptr, &config), "ucp_config_read");
-    ucp_params_t params = {};
-    params.field_mask = UCP_PARAM_FIELD_FEATURES | UCP_PARAM_FIELD_MT_WORKERS_SHARED;
-    params.features = UCP_FEATURE_RMA | UCP_FEATURE_AMO64 | UCP_FEATURE_AM;
-    params.mt_workers_shared = 1;
-    const ucs_status_t initialized = ucp_init(&params, config, &context_);
-    ucp_config_release(config);
-    check(initialized, "ucp_init");
-    ucp_worker_params_t workerParams = {};
-    workerParams.field_mask = UCP_WORKER_PARAM_FIELD_THREAD_MODE;
-    workerParams.thread_mode = UCS_THREAD_MODE_SINGLE;
-    check(ucp_worker_create(context_, &workerParams, &outbound_), "ucp_worker_create");
-    inbound_ = outbound_;
-    if (o.twoWorkers) check(ucp_worker_create(context_, &workerParams, &inbound_), "ucp_worker_create");
+    context_ = ucxtool::initContext(UCP_FEATURE_RMA | UCP_FEATURE_AMO64 | UCP_FEATURE_AM, true);
+    outbound_ = ucxtool::createWorker(context_);
+    inbound_ = o.twoWorkers ? ucxtool::createWorker(context_) : outbound_;
     ucp_am_handler_param_t handler = {};
     handler.field_mask = UCP_AM_HANDLER_PARAM_FIELD_ID | UCP_AM_HANDLER_PARAM_FIELD_FLAGS | UCP_AM_HANDLER_PARAM_FIELD_CB;
     handler.id = kAmId;

@@ -1,0 +1,162 @@
+#include "root.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <cstring>
+#include <memory>
+#include <string>
+#include <system_error>
+#include <thread>
+#include <vector>
+
+#include "env.h"
+#include "error.h"
+#include "log.h"
+#include "socket.h"
+#include "wire.h"
+
+namespace alloy {
+namespace {
+
+// How long the root waits for one connection's hello: a connection that says nothing (a port scanner)
+// must not hold up the ranks behind it for long.
+constexpr long long kHelloWaitMs = 5000;
+// More ranks than this in one hello is a damaged message, not a job.
+constexpr int kMaxRanks = 1 << 24;
+
+RootReply replyOf(alloyResult_t status, const std::string& message) {
+  RootReply reply;
+  std::memset(&reply, 0, sizeof(reply));
+  reply.magic = kWireMagic;
+  reply.status = status;
+  std::snprintf(reply.message, sizeof(reply.message), "%s", message.c_str());
+  return reply;
+}
+
+class Root {
+ public:
+  Root(Socket listener, SocketAddress address, uint64_t secret, long long timeoutMs)
+      : listener_(std::move(listener)), address_(address), secret_(secret), timeoutMs_(timeoutMs) {}
+
+  void serve() {
+    Deadline deadline = deadlineAfterMs(timeoutMs_);
+    while (nranks_ < 0 || arrived_ < nranks_) {
+      Socket connection;
+      SocketAddress from;
+      if (acceptOne(listener_, deadline, &connection, &from) != alloySuccess) {
+        failAll(alloyTimeout, nranks_ < 0 ? "no rank" : std::to_string(arrived_) + " of " + std::to_string(nranks_) +
+                                                            " ranks");
+        return;
+      }
+      if (admit(std::move(connection), from)) deadline = deadlineAfterMs(timeoutMs_);
+      if (failed_) return;
+    }
+    std::vector<WireAddress> table(addresses_.begin(), addresses_.end());
+    const RootReply ok = replyOf(alloySuccess, "");
+    for (int r = 0; r < nranks_; ++r) {
+      const Deadline sendDeadline = deadlineAfterMs(timeoutMs_);
+      if (sendAll(ranks_[r], &ok, sizeof(ok), sendDeadline, "bootstrap root: reply") != alloySuccess ||
+          sendAll(ranks_[r], table.data(), table.size() * sizeof(WireAddress), sendDeadline,
+                  "bootstrap root: address table") != alloySuccess)
+        logWarn("bootstrap root %s: could not send rank %d the address table: %s", address_.describe().c_str(), r,
+                lastError());
+    }
+    logTrace("bootstrap root %s: %d ranks gathered", address_.describe().c_str(), nranks_);
+  }
+
+ private:
+  // Takes one connection's hello; true when it registered a new rank.
+  bool admit(Socket connection, const SocketAddress& from) {
+    RootHello hello;
+    if (recvAll(connection, &hello, sizeof(hello), deadlineAfterMs(kHelloWaitMs), "hello") != alloySuccess) {
+      logWarn("bootstrap root %s: ignored a connection from %s: %s", address_.describe().c_str(),
+              from.describe().c_str(), lastError());
+      return false;
+    }
+    if (hello.magic != kWireMagic || hello.version != kWireVersion || hello.secret != secret_) {
+      logWarn("bootstrap root %s: refused a connection from %s: it did not present this unique id's secret",
+              address_.describe().c_str(), from.describe().c_str());
+      const RootReply refusal = replyOf(
+          alloyInvalidArgument, "commId: the root at " + address_.describe() +
+                                    " refused this unique id: its secret does not match the root's (an id copied "
+                                    "wrongly, or one of another job)");
+      sendAll(connection, &refusal, sizeof(refusal), deadlineAfterMs(kHelloWaitMs), "refusal");
+      return false;
+    }
+    std::string problem;
+    if (nranks_ < 0 && (hello.nranks < 1 || hello.nranks > kMaxRanks)) {
+      problem = "rank " + std::to_string(hello.rank) + " gave nranks " + std::to_string(hello.nranks);
+    } else if (nranks_ >= 0 && hello.nranks != nranks_) {
+      problem = "rank " + std::to_string(hello.rank) + " gave nranks " + std::to_string(hello.nranks) +
+                ", an earlier rank gave " + std::to_string(nranks_);
+    } else if (hello.rank < 0 || hello.rank >= hello.nranks) {
+      problem = "a rank gave rank " + std::to_string(hello.rank) + " of " + std::to_string(hello.nranks);
+    } else if (nranks_ >= 0 && ranks_[hello.rank].valid()) {
+      problem = "two ranks gave rank " + std::to_string(hello.rank);
+    }
+    if (nranks_ < 0 && problem.empty()) {
+      nranks_ = hello.nranks;
+      ranks_.resize(nranks_);
+      addresses_.resize(nranks_);
+    }
+    if (!problem.empty()) {
+      ranks_.push_back(std::move(connection));  // it hears the verdict too
+      failAll(alloyInvalidUsage, problem);
+      return false;
+    }
+    ranks_[hello.rank] = std::move(connection);
+    addresses_[hello.rank] = hello.listening;
+    ++arrived_;
+    return true;
+  }
+
+  void failAll(alloyResult_t status, const std::string& problem) {
+    failed_ = true;
+    std::string message;
+    if (status == alloyTimeout)
+      message = "bootstrap root " + address_.describe() + ": only " + problem + " arrived within " +
+                std::to_string(timeoutMs_) + " ms of the previous one (ALLOY_BOOTSTRAP_TIMEOUT_MS)";
+    else
+      message = "bootstrap root " + address_.describe() + ": the ranks disagree: " + problem +
+                "; every rank must pass the same nranks and a distinct rank in [0, nranks)";
+    logWarn("%s", message.c_str());
+    const RootReply reply = replyOf(status, message);
+    for (Socket& rank : ranks_)
+      if (rank.valid()) sendAll(rank, &reply, sizeof(reply), deadlineAfterMs(kHelloWaitMs), "failure");
+  }
+
+  Socket listener_;
+  SocketAddress address_;
+  uint64_t secret_;
+  long long timeoutMs_;
+  int nranks_ = -1;
+  int arrived_ = 0;
+  bool failed_ = false;
+  std::vector<Socket> ranks_;
+  std::vector<WireAddress> addresses_;
+};
+
+}  // namespace
+
+long long bootstrapTimeoutMs() { return envInt("ALLOY_BOOTSTRAP_TIMEOUT_MS", 300000, 1, 1000000000000ll); }
+
+alloyResult_t startRoot(uint8_t out[kUniqueIdBytes]) {
+  SocketAddress address;
+  ALLOY_TRY(chooseBootstrapAddress(&address));
+  UniqueIdContents contents;
+  ALLOY_TRY(randomSecret(&contents.secret));
+  Socket listener;
+  ALLOY_TRY(listenOn(address, &listener, &contents.root));
+  // The thread owns everything it uses, so it may outlive whatever started it; it ends by itself.
+  auto root = std::make_shared<Root>(std::move(listener), contents.root, contents.secret, bootstrapTimeoutMs());
+  try {
+    std::thread([root] { root->serve(); }).detach();
+  } catch (const std::system_error& e) {
+    return fail(alloySystemError, "could not start the bootstrap root's thread: %s", e.what());
+  }
+  encodeUniqueId(contents, out);
+  logInfo("bootstrap: root listening on %s", contents.root.describe().c_str());
+  return alloySuccess;
+}
+
+}  // namespace alloy

@@ -1,0 +1,22 @@
+// The root of the unique-id bootstrap: ncclGetUniqueId starts one per id, on a thread of the calling
+// process. It waits for every rank to present the id's secret with its rank, the number of ranks and the
+// address it listens on, then sends every rank the table of all addresses and ends. Connections with
+// another secret are answered with a refusal and logged; a rank number that repeats, or a count that
+// differs between ranks, fails every rank that came. When no new rank arrives for
+// ALLOY_BOOTSTRAP_TIMEOUT_MS the root fails the ranks that came and ends (an id never used ends alike).
+#pragma once
+
+#include <cstdint>
+
+#include "alloy.h"
+#include "unique_id.h"
+
+namespace alloy {
+
+// Starts a root listening on chooseBootstrapAddress()'s interface and writes its id to out.
+alloyResult_t startRoot(uint8_t out[kUniqueIdBytes]);
+
+// The bootstrap's timeout: ALLOY_BOOTSTRAP_TIMEOUT_MS, default 300000.
+long long bootstrapTimeoutMs();
+
+}  // namespace alloy

@@ -44,8 +44,8 @@ class Root {
       Socket connection;
       SocketAddress from;
       if (acceptOne(listener_, deadline, &connection, &from) != alloySuccess) {
-        failAll(alloyTimeout, nranks_ < 0 ? "no rank" : std::to_string(arrived_) + " of " + std::to_string(nranks_) +
-                                                            " ranks");
+        failAll(alloyTimeout, nranks_ < 0 ? "no rank" : "only " + std::to_string(arrived_) + " of " +
+                                                            std::to_string(nranks_) + " ranks");
         return;
       }
       if (admit(std::move(connection), from)) deadline = deadlineAfterMs(timeoutMs_);
@@ -104,6 +104,13 @@ class Root {
       failAll(alloyInvalidUsage, problem);
       return false;
     }
+    const RootReply registered = replyOf(alloyInProgress, "");
+    if (sendAll(connection, &registered, sizeof(registered), deadlineAfterMs(kHelloWaitMs), "acknowledgement") !=
+        alloySuccess) {
+      logWarn("bootstrap root %s: rank %d left before its registration was acknowledged: %s",
+              address_.describe().c_str(), hello.rank, lastError());
+      return false;
+    }
     ranks_[hello.rank] = std::move(connection);
     addresses_[hello.rank] = hello.listening;
     ++arrived_;
@@ -114,7 +121,7 @@ class Root {
     failed_ = true;
     std::string message;
     if (status == alloyTimeout)
-      message = "bootstrap root " + address_.describe() + ": only " + problem + " arrived within " +
+      message = "bootstrap root " + address_.describe() + ": " + problem + " arrived within " +
                 std::to_string(timeoutMs_) + " ms of the previous one (ALLOY_BOOTSTRAP_TIMEOUT_MS)";
     else
       message = "bootstrap root " + address_.describe() + ": the ranks disagree: " + problem +

@@ -26,13 +26,20 @@ alloyResult_t registerWithRoot(const UniqueIdContents& id, int nranks, int rank,
   hello.rank = rank;
   hello.listening = toWire(listening);
   ALLOY_TRY(sendAll(root, &hello, sizeof(hello), deadline, "registration with the bootstrap root"));
+  // A root acknowledges a registration at once (alloyInProgress), then answers with the table, or with why
+  // not, at the latest ALLOY_BOOTSTRAP_TIMEOUT_MS after the last rank arrived (or closes the connection if it
+  // dies). So the acknowledgement is awaited until the deadline (whatever listens at a stale id's port must
+  // not hold the rank), and the answer after it as long as it takes.
   RootReply reply;
-  ALLOY_TRY(recvAll(root, &reply, sizeof(reply), deadline, "the bootstrap root's answer"));
+  ALLOY_TRY(recvAll(root, &reply, sizeof(reply), deadline, "the bootstrap root's acknowledgement"));
+  if (reply.magic == kWireMagic && reply.status == alloyInProgress)
+    ALLOY_TRY(recvAll(root, &reply, sizeof(reply), Deadline::max(), "the bootstrap root's answer"));
   reply.message[sizeof(reply.message) - 1] = '\0';
   if (reply.magic != kWireMagic) return fail(alloyRemoteError, "the bootstrap root of commId sent a damaged answer");
   if (reply.status != alloySuccess) return fail(static_cast<alloyResult_t>(reply.status), "%s", reply.message);
   std::vector<WireAddress> wire(nranks);
-  ALLOY_TRY(recvAll(root, wire.data(), wire.size() * sizeof(WireAddress), deadline, "the bootstrap root's table"));
+  ALLOY_TRY(recvAll(root, wire.data(), wire.size() * sizeof(WireAddress), deadlineAfterMs(bootstrapTimeoutMs()),
+                    "the bootstrap root's table"));
   table->resize(nranks);
   for (int r = 0; r < nranks; ++r) ALLOY_TRY(fromWire(wire[r], "the bootstrap root's table", &(*table)[r]));
   return alloySuccess;
@@ -72,6 +79,8 @@ alloyResult_t SocketBootstrap::join(const uint8_t id[kUniqueIdBytes], int nranks
   std::vector<SocketAddress> table;
   ALLOY_TRY(registerWithRoot(contents, nranks, rank, listening, deadline, &table));
   if (nranks > 1) {
+    // Every rank has its table at about the same moment (the root sends them together): the ring's own time.
+    const Deadline deadline = deadlineAfterMs(self->timeoutMs_);
     const int next = (rank + 1) % nranks, previous = (rank + nranks - 1) % nranks;
     const std::string what = "rank " + std::to_string(next) + " (next in the bootstrap ring)";
     ALLOY_TRY(connectTo(table[next], deadline, what.c_str(), &self->next_));

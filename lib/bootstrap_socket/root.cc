@@ -73,7 +73,7 @@ class Root {
               from.describe().c_str(), lastError());
       return false;
     }
-    if (hello.magic != kWireMagic || hello.version != kWireVersion || hello.secret != secret_) {
+    if (!presents(hello.header, secret_)) {
       logWarn("bootstrap root %s: refused a connection from %s: it did not present this unique id's secret",
               address_.describe().c_str(), from.describe().c_str());
       const RootReply refusal = replyOf(

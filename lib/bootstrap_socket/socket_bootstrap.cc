@@ -17,11 +17,7 @@ alloyResult_t registerWithRoot(const UniqueIdContents& id, int nranks, int rank,
                                Deadline deadline, std::vector<SocketAddress>* table) {
   Socket root;
   ALLOY_TRY(connectTo(id.root, deadline, "the bootstrap root of commId", &root));
-  RootHello hello;
-  std::memset(&hello, 0, sizeof(hello));
-  hello.magic = kWireMagic;
-  hello.version = kWireVersion;
-  hello.secret = id.secret;
+  RootHello hello = helloWith<RootHello>(id.secret);
   hello.nranks = nranks;
   hello.rank = rank;
   hello.listening = toWire(listening);
@@ -54,8 +50,7 @@ alloyResult_t acceptPrevious(const Socket& listener, uint64_t secret, int previo
     ALLOY_TRY(acceptOne(listener, deadline, &connection, &from));
     PeerHello hello;
     if (recvAll(connection, &hello, sizeof(hello), deadline, "a ring neighbour's hello") == alloySuccess &&
-        hello.magic == kWireMagic && hello.version == kWireVersion && hello.secret == secret &&
-        hello.rank == previous) {
+        presents(hello.header, secret) && hello.rank == previous) {
       *out = std::move(connection);
       return alloySuccess;
     }
@@ -84,11 +79,7 @@ alloyResult_t SocketBootstrap::join(const uint8_t id[kUniqueIdBytes], int nranks
     const int next = (rank + 1) % nranks, previous = (rank + nranks - 1) % nranks;
     const std::string what = "rank " + std::to_string(next) + " (next in the bootstrap ring)";
     ALLOY_TRY(connectTo(table[next], deadline, what.c_str(), &self->next_));
-    PeerHello hello;
-    std::memset(&hello, 0, sizeof(hello));
-    hello.magic = kWireMagic;
-    hello.version = kWireVersion;
-    hello.secret = contents.secret;
+    PeerHello hello = helloWith<PeerHello>(contents.secret);
     hello.rank = rank;
     ALLOY_TRY(sendAll(self->next_, &hello, sizeof(hello), deadline, what.c_str()));
     ALLOY_TRY(acceptPrevious(listener, contents.secret, previous, deadline, &self->previous_));

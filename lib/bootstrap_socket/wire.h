@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <cstring>
 
 #include "alloy.h"
 #include "socket_address.h"
@@ -12,6 +13,13 @@ namespace alloy {
 
 constexpr uint32_t kWireMagic = 0xa110b007u;
 constexpr uint32_t kWireVersion = 1;
+
+// What every message that opens a connection starts with: the id's secret proves the sender holds the id.
+struct WireHeader {
+  uint32_t magic;
+  uint32_t version;
+  uint64_t secret;
+};
 
 // A listening address: family 4 or 6, port, address bytes.
 struct WireAddress {
@@ -23,9 +31,7 @@ struct WireAddress {
 
 // A rank to the root: who it is, how many ranks it expects, and where it listens for its ring neighbour.
 struct RootHello {
-  uint32_t magic;
-  uint32_t version;
-  uint64_t secret;
+  WireHeader header;
   int32_t nranks;
   int32_t rank;
   WireAddress listening;
@@ -40,12 +46,23 @@ struct RootReply {
 
 // A rank to the next rank of the ring.
 struct PeerHello {
-  uint32_t magic;
-  uint32_t version;
-  uint64_t secret;
+  WireHeader header;
   int32_t rank;
   int32_t unused;
 };
+
+// A zeroed hello of type Hello (padding travels too) whose header carries secret.
+template <typename Hello>
+Hello helloWith(uint64_t secret) {
+  Hello hello;
+  std::memset(&hello, 0, sizeof(hello));
+  hello.header = WireHeader{kWireMagic, kWireVersion, secret};
+  return hello;
+}
+// Whether a received header is this format's and presents secret.
+inline bool presents(const WireHeader& header, uint64_t secret) {
+  return header.magic == kWireMagic && header.version == kWireVersion && header.secret == secret;
+}
 
 WireAddress toWire(const SocketAddress& address);
 alloyResult_t fromWire(const WireAddress& wire, const char* what, SocketAddress* out);

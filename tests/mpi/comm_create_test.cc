@@ -30,11 +30,7 @@ int openFileDescriptors() {
 TEST(CommCreate, FromWorld) {
   alloyComm_t comm = nullptr;
   ASSERT_ALLOY(alloySuccess, alloyCommCreateFromMPI(MPI_COMM_WORLD, nullptr, &comm));
-  verifyCommunicator(MPI_COMM_WORLD, comm);
-  alloyResult_t async = alloyInternalError;
-  EXPECT_ALLOY(alloySuccess, alloyCommGetAsyncError(comm, &async));
-  EXPECT_EQ(async, alloySuccess);
-  ASSERT_ALLOY(alloySuccess, alloyCommDestroy(comm));
+  verifyAndDestroy(MPI_COMM_WORLD, comm);
 }
 
 TEST(CommCreate, FromSplitWithReversedRanks) {
@@ -43,8 +39,7 @@ TEST(CommCreate, FromSplitWithReversedRanks) {
   MPI_Comm_split(MPI_COMM_WORLD, worldRank() % 2, -worldRank(), &split);
   alloyComm_t comm = nullptr;
   ASSERT_ALLOY(alloySuccess, alloyCommCreateFromMPI(split, nullptr, &comm));
-  verifyCommunicator(split, comm);
-  ASSERT_ALLOY(alloySuccess, alloyCommDestroy(comm));
+  verifyAndDestroy(split, comm);
   MPI_Comm_free(&split);
 }
 

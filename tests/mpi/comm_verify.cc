@@ -86,3 +86,11 @@ void verifyCommunicator(MPI_Comm userComm, alloyComm_t comm) {
   expectBootstrapPath(comm);
 }
 
+
+void verifyAndDestroy(MPI_Comm userComm, alloyComm_t comm) {
+  verifyCommunicator(userComm, comm);
+  alloyResult_t async = alloyInternalError;  // poisoned
+  EXPECT_ALLOY(alloySuccess, alloyCommGetAsyncError(comm, &async));
+  EXPECT_EQ(async, alloySuccess);
+  EXPECT_ALLOY(alloySuccess, alloyCommDestroy(comm));
+}

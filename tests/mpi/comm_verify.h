@@ -10,3 +10,6 @@
 // rank's own, with the peers' host names and pids; the topology against MPI's split of shared-memory nodes,
 // refined by ALLOY_HOSTID; the device; and the bootstrap path against ALLOY_TEST_EXPECT_BOOTSTRAP.
 void verifyCommunicator(MPI_Comm userComm, alloyComm_t comm);
+
+// verifyCommunicator, then no asynchronous error and a clean destroy.
+void verifyAndDestroy(MPI_Comm userComm, alloyComm_t comm);

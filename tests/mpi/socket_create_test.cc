@@ -32,11 +32,7 @@ alloyResult_t createOverSockets(MPI_Comm userComm, alloyComm_t* comm) {
 TEST(SocketCreate, FromWorld) {
   alloyComm_t comm = nullptr;
   ASSERT_ALLOY(alloySuccess, createOverSockets(MPI_COMM_WORLD, &comm));
-  verifyCommunicator(MPI_COMM_WORLD, comm);
-  alloyResult_t async = alloyInternalError;
-  EXPECT_ALLOY(alloySuccess, alloyCommGetAsyncError(comm, &async));
-  EXPECT_EQ(async, alloySuccess);
-  ASSERT_ALLOY(alloySuccess, alloyCommDestroy(comm));
+  verifyAndDestroy(MPI_COMM_WORLD, comm);
 }
 
 TEST(SocketCreate, FromSplitWithReversedRanks) {
@@ -44,8 +40,7 @@ TEST(SocketCreate, FromSplitWithReversedRanks) {
   MPI_Comm_split(MPI_COMM_WORLD, worldRank() % 2, -worldRank(), &split);
   alloyComm_t comm = nullptr;
   ASSERT_ALLOY(alloySuccess, createOverSockets(split, &comm));
-  verifyCommunicator(split, comm);
-  ASSERT_ALLOY(alloySuccess, alloyCommDestroy(comm));
+  verifyAndDestroy(split, comm);
   MPI_Comm_free(&split);
 }
 

@@ -1,9 +1,12 @@
 #include "root.h"
 
 #include <algorithm>
+#include <atomic>
+#include <chrono>
 #include <cstdio>
 #include <cstring>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <system_error>
 #include <thread>
@@ -23,6 +26,8 @@ namespace {
 constexpr long long kHelloWaitMs = 5000;
 // More ranks than this in one hello is a damaged message, not a job.
 constexpr int kMaxRanks = 1 << 24;
+// How often a waiting root checks whether the process is exiting.
+constexpr long long kStopCheckMs = 100;
 
 RootReply replyOf(alloyResult_t status, const std::string& message) {
   RootReply reply;
@@ -38,12 +43,19 @@ class Root {
   Root(Socket listener, SocketAddress address, uint64_t secret, long long timeoutMs)
       : listener_(std::move(listener)), address_(address), secret_(secret), timeoutMs_(timeoutMs) {}
 
+  // Until every rank has its table, the ranks fail, or stop() is called.
   void serve() {
     Deadline deadline = deadlineAfterMs(timeoutMs_);
     while (nranks_ < 0 || arrived_ < nranks_) {
       Socket connection;
       SocketAddress from;
-      if (acceptOne(listener_, deadline, &connection, &from) != alloySuccess) {
+      const alloyResult_t accepted = acceptOne(listener_, std::min(deadline, deadlineAfterMs(kStopCheckMs)), &connection, &from);
+      if (stopping_) {
+        failAll(alloyRemoteError, "the process that holds the root is exiting");
+        return;
+      }
+      if (accepted != alloySuccess) {
+        if (std::chrono::steady_clock::now() < deadline) continue;
         failAll(alloyTimeout, nranks_ < 0 ? "no rank" : "only " + std::to_string(arrived_) + " of " +
                                                             std::to_string(nranks_) + " ranks");
         return;
@@ -51,18 +63,25 @@ class Root {
       if (admit(std::move(connection), from)) deadline = deadlineAfterMs(timeoutMs_);
       if (failed_) return;
     }
-    std::vector<WireAddress> table(addresses_.begin(), addresses_.end());
     const RootReply ok = replyOf(alloySuccess, "");
     for (int r = 0; r < nranks_; ++r) {
       const Deadline sendDeadline = deadlineAfterMs(timeoutMs_);
       if (sendAll(ranks_[r], &ok, sizeof(ok), sendDeadline, "bootstrap root: reply") != alloySuccess ||
-          sendAll(ranks_[r], table.data(), table.size() * sizeof(WireAddress), sendDeadline,
+          sendAll(ranks_[r], addresses_.data(), addresses_.size() * sizeof(WireAddress), sendDeadline,
                   "bootstrap root: address table") != alloySuccess)
         logWarn("bootstrap root %s: could not send rank %d the address table: %s", address_.describe().c_str(), r,
                 lastError());
     }
     logTrace("bootstrap root %s: %d ranks gathered", address_.describe().c_str(), nranks_);
   }
+
+  // The thread's body: serve, then say so for RootThreads.
+  void run() {
+    serve();
+    finished_ = true;
+  }
+  void stop() { stopping_ = true; }
+  bool finished() const { return finished_; }
 
  private:
   // Takes one connection's hello; true when it registered a new rank.
@@ -120,7 +139,9 @@ class Root {
   void failAll(alloyResult_t status, const std::string& problem) {
     failed_ = true;
     std::string message;
-    if (status == alloyTimeout)
+    if (status == alloyRemoteError)
+      message = "bootstrap root " + address_.describe() + ": " + problem;
+    else if (status == alloyTimeout)
       message = "bootstrap root " + address_.describe() + ": " + problem + " arrived within " +
                 std::to_string(timeoutMs_) + " ms of the previous one (ALLOY_BOOTSTRAP_TIMEOUT_MS)";
     else
@@ -139,8 +160,57 @@ class Root {
   int nranks_ = -1;
   int arrived_ = 0;
   bool failed_ = false;
+  std::atomic<bool> stopping_{false};
+  std::atomic<bool> finished_{false};
   std::vector<Socket> ranks_;
   std::vector<WireAddress> addresses_;
+};
+
+// Every root thread of the process. Roots end by themselves; at exit the ones still waiting (an id never used,
+// ranks still missing) are stopped and joined, so that no root runs while the process's statics are destroyed.
+class RootThreads {
+ public:
+  static RootThreads& instance() {
+    static RootThreads threads;
+    return threads;
+  }
+
+  alloyResult_t start(std::shared_ptr<Root> root) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    reapFinished();
+    try {
+      running_.push_back(Running{root, std::thread([root] { root->run(); })});
+    } catch (const std::system_error& e) {
+      return fail(alloySystemError, "could not start the bootstrap root's thread: %s", e.what());
+    }
+    return alloySuccess;
+  }
+
+  ~RootThreads() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    for (Running& r : running_) r.root->stop();
+    for (Running& r : running_) r.thread.join();
+  }
+
+ private:
+  struct Running {
+    std::shared_ptr<Root> root;
+    std::thread thread;
+  };
+
+  void reapFinished() {
+    for (auto r = running_.begin(); r != running_.end();) {
+      if (!r->root->finished()) {
+        ++r;
+        continue;
+      }
+      r->thread.join();
+      r = running_.erase(r);
+    }
+  }
+
+  std::mutex mutex_;
+  std::vector<Running> running_;
 };
 
 }  // namespace
@@ -154,13 +224,8 @@ alloyResult_t startRoot(uint8_t out[kUniqueIdBytes]) {
   ALLOY_TRY(randomSecret(&contents.secret));
   Socket listener;
   ALLOY_TRY(listenOn(address, &listener, &contents.root));
-  // The thread owns everything it uses, so it may outlive whatever started it; it ends by itself.
-  auto root = std::make_shared<Root>(std::move(listener), contents.root, contents.secret, bootstrapTimeoutMs());
-  try {
-    std::thread([root] { root->serve(); }).detach();
-  } catch (const std::system_error& e) {
-    return fail(alloySystemError, "could not start the bootstrap root's thread: %s", e.what());
-  }
+  ALLOY_TRY(RootThreads::instance().start(
+      std::make_shared<Root>(std::move(listener), contents.root, contents.secret, bootstrapTimeoutMs())));
   encodeUniqueId(contents, out);
   logInfo("bootstrap: root listening on %s", contents.root.describe().c_str());
   return alloySuccess;

@@ -3,7 +3,8 @@
 // address it listens on, then sends every rank the table of all addresses and ends. Connections with
 // another secret are answered with a refusal and logged; a rank number that repeats, or a count that
 // differs between ranks, fails every rank that came. When no new rank arrives for
-// ALLOY_BOOTSTRAP_TIMEOUT_MS the root fails the ranks that came and ends (an id never used ends alike).
+// ALLOY_BOOTSTRAP_TIMEOUT_MS the root fails the ranks that came and ends (an id never used ends alike); at
+// the process's exit, a root still waiting fails its ranks and is joined.
 #pragma once
 
 #include <cstdint>

@@ -42,14 +42,16 @@ alloyResult_t registerWithRoot(const UniqueIdContents& id, int nranks, int rank,
 }
 
 // Accepts connections until the previous rank's arrives; strangers (another secret or rank) are logged
-// and dropped.
+// and dropped, and one that says nothing holds the ring up for a few seconds at most.
 alloyResult_t acceptPrevious(const Socket& listener, uint64_t secret, int previous, Deadline deadline, Socket* out) {
+  constexpr long long kHelloWaitMs = 5000;
   for (;;) {
     Socket connection;
     SocketAddress from;
     ALLOY_TRY(acceptOne(listener, deadline, &connection, &from));
     PeerHello hello;
-    if (recvAll(connection, &hello, sizeof(hello), deadline, "a ring neighbour's hello") == alloySuccess &&
+    const Deadline helloDeadline = std::min(deadline, deadlineAfterMs(kHelloWaitMs));
+    if (recvAll(connection, &hello, sizeof(hello), helloDeadline, "a ring neighbour's hello") == alloySuccess &&
         presents(hello.header, secret) && hello.rank == previous) {
       *out = std::move(connection);
       return alloySuccess;

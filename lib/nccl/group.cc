@@ -19,6 +19,7 @@ struct PendingInit {
   ncclUniqueId id;
   int rank;
   bool blocking;
+  int device;  // current when the creation was called: nccl-tests sets each rank's device before its call
 };
 
 struct InitGroup {
@@ -42,16 +43,16 @@ alloyResult_t runPendingInits(std::vector<PendingInit> inits) {
                   inits[i - 1].rank, inits[i].rank);
   for (const PendingInit& init : inits)
     ALLOY_TRY(createFromId(reinterpret_cast<const uint8_t*>(init.id.internal), init.nranks, init.rank, init.blocking,
-                           init.out));
+                           init.device, init.out));
   return alloySuccess;
 }
 
 }  // namespace
 
-bool deferInit(ncclComm_t* out, int nranks, const ncclUniqueId& id, int rank, bool blocking) {
+bool deferInit(ncclComm_t* out, int nranks, const ncclUniqueId& id, int rank, bool blocking, int device) {
   if (group.depth == 0) return false;
   *out = nullptr;  // set at ncclGroupEnd
-  group.pending.push_back(PendingInit{out, nranks, id, rank, blocking});
+  group.pending.push_back(PendingInit{out, nranks, id, rank, blocking, device});
   return true;
 }
 

@@ -20,7 +20,8 @@ namespace {
 
 constexpr unsigned int kConfigMagic = 0xcafebeef;  // what NCCL_CONFIG_INITIALIZER writes
 
-// The calling thread's current CUDA device, as NCCL takes it; -1 where the process sees none.
+}  // namespace
+
 alloyResult_t currentDevice(int* device) {
   int count = 0;
   if (cudaGetDeviceCount(&count) != cudaSuccess) {
@@ -31,8 +32,6 @@ alloyResult_t currentDevice(int* device) {
   if (count > 0) ALLOY_CUDA_TRY(cudaGetDevice(device));
   return alloySuccess;
 }
-
-}  // namespace
 
 alloyResult_t readConfig(const ncclConfig_t* config, const char* function, bool* blocking) {
   if (config == nullptr) return alloySuccess;
@@ -57,9 +56,9 @@ alloyResult_t checkInitArguments(const ncclComm_t* out, int nranks, int rank, co
   return alloySuccess;
 }
 
-alloyResult_t createFromId(const uint8_t* id, int nranks, int rank, bool blocking, ncclComm_t* out) {
+alloyResult_t createFromId(const uint8_t* id, int nranks, int rank, bool blocking, int device, ncclComm_t* out) {
   alloyConfig_t config = ALLOY_CONFIG_INITIALIZER;
-  ALLOY_TRY(currentDevice(&config.cudaDevice));
+  config.cudaDevice = device;
   std::unique_ptr<Bootstrap> bootstrap;
   ALLOY_TRY(SocketBootstrap::join(id, nranks, rank, &bootstrap));
   auto comm = std::make_unique<ncclComm>();
@@ -77,9 +76,11 @@ ncclResult_t initRank(ncclComm_t* comm, int nranks, const ncclUniqueId& id, int 
   bool blocking = true;
   alloyResult_t result = checkInitArguments(comm, nranks, rank, function);
   if (result == alloySuccess) result = readConfig(config, function, &blocking);
+  int device = -1;
+  if (result == alloySuccess) result = currentDevice(&device);
   if (result != alloySuccess) return toNccl(result);
-  if (deferInit(comm, nranks, id, rank, blocking)) return ncclSuccess;
-  return toNccl(createFromId(reinterpret_cast<const uint8_t*>(id.internal), nranks, rank, blocking, comm));
+  if (deferInit(comm, nranks, id, rank, blocking, device)) return ncclSuccess;
+  return toNccl(createFromId(reinterpret_cast<const uint8_t*>(id.internal), nranks, rank, blocking, device, comm));
 }
 
 // One rank's part of a split, as every rank of the parent learns it.
@@ -127,8 +128,9 @@ alloyResult_t split(ncclComm_t parent, int color, int key, bool blocking, ncclCo
   }
   const int newRank = static_cast<int>(std::find(members.begin(), members.end(), bootstrap.rank()) - members.begin());
   const int leaderRank = *std::min_element(members.begin(), members.end());
+  // The child's device is the parent's, as in NCCL, whatever the thread's current device is now.
   return createFromId(reinterpret_cast<const uint8_t*>(ids[leaderRank].internal), static_cast<int>(members.size()),
-                      newRank, blocking, out);
+                      newRank, blocking, parent->alloy->cudaDevice, out);
 }
 
 }  // namespace
@@ -175,20 +177,23 @@ ncclResult_t ncclCommInitAll(ncclComm_t* comm, int ndev, const int* devlist) {
     return toNccl(alloy::fail(ndev < 1 ? alloyInvalidArgument : alloyInvalidUsage,
                               "ncclCommInitAll: ndev is %d; Alloy's libnccl.so.2 runs one rank per process, so only "
                               "ndev 1 is served (start one process per GPU instead)", ndev));
-  int previous = -1;
+  int device = -1;
+  ALLOY_NCCL_TRY(currentDevice(&device));
   if (devlist != nullptr) {
-    if (cudaGetDevice(&previous) != cudaSuccess || cudaSetDevice(devlist[0]) != cudaSuccess) {
-      const cudaError_t err = cudaGetLastError();
-      return toNccl(alloy::fail(alloyCudaError, "ncclCommInitAll: devlist[0]: cudaSetDevice(%d) failed: %s", devlist[0],
-                                cudaGetErrorString(err)));
+    int count = 0;
+    if (cudaGetDeviceCount(&count) != cudaSuccess) {
+      cudaGetLastError();
+      count = 0;
     }
+    if (devlist[0] < 0 || devlist[0] >= count)
+      return toNccl(alloy::fail(alloyInvalidArgument, "ncclCommInitAll: devlist[0] is %d; this process sees %d CUDA "
+                                "device%s", devlist[0], count, count == 1 ? "" : "s"));
+    device = devlist[0];
   }
   ncclUniqueId id;
-  ncclResult_t result = ncclGetUniqueId(&id);
-  if (result == ncclSuccess) result = toNccl(createFromId(reinterpret_cast<const uint8_t*>(id.internal), 1, 0, true, comm));
-  if (devlist != nullptr && cudaSetDevice(previous) != cudaSuccess && result == ncclSuccess)
-    result = toNccl(alloy::fail(alloyCudaError, "ncclCommInitAll: restoring CUDA device %d failed", previous));
-  return result;
+  const ncclResult_t result = ncclGetUniqueId(&id);
+  if (result != ncclSuccess) return result;
+  return toNccl(createFromId(reinterpret_cast<const uint8_t*>(id.internal), 1, 0, true, device, comm));
 }
 
 ncclResult_t ncclCommSplit(ncclComm_t comm, int color, int key, ncclComm_t* newcomm, ncclConfig_t* config) {

@@ -47,15 +47,18 @@ alloyResult_t checkComm(const ncclComm* comm, const char* function);
 // inherited when the config leaves it undefined.
 alloyResult_t readConfig(const ncclConfig_t* config, const char* function, bool* blocking);
 
-// Collective over the ranks that pass id: the bootstrap, Alloy's creation on the calling thread's current
-// CUDA device (host-only where there is none), and the wrapper. *out is untouched on failure.
-alloyResult_t createFromId(const uint8_t* id, int nranks, int rank, bool blocking, ncclComm_t* out);
+// The calling thread's current CUDA device, as NCCL takes it at creation; -1 where the process sees none.
+alloyResult_t currentDevice(int* device);
+
+// Collective over the ranks that pass id: the bootstrap, Alloy's creation on CUDA device `device` (-1:
+// host-only), and the wrapper. *out is untouched on failure.
+alloyResult_t createFromId(const uint8_t* id, int nranks, int rank, bool blocking, int device, ncclComm_t* out);
 
 // Arguments of a creation, checked before anything collective: out, nranks, rank.
 alloyResult_t checkInitArguments(const ncclComm_t* out, int nranks, int rank, const char* function);
 
 // Inside ncclGroupStart/End, creations wait for the group's end (group.cc).
-bool deferInit(ncclComm_t* out, int nranks, const ncclUniqueId& id, int rank, bool blocking);
+bool deferInit(ncclComm_t* out, int nranks, const ncclUniqueId& id, int rank, bool blocking, int device);
 
 }  // namespace nccl
 }  // namespace alloy

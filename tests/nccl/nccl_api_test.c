@@ -115,6 +115,86 @@ static void checkHostOnlyRefusals(ncclComm_t comm) {
   CHECK(memory == NULL, "ncclMemAlloc left %p after failing", memory);
 }
 
+/* Rank r's value at element i: integers, exact in float, different for every rank and element. */
+static float element(int r, size_t i) { return (float)(r * 1000 + (int)(i % 997)); }
+
+static void expectFloats(const float* device, size_t n, float (*want)(size_t, void*), void* context, const char* what) {
+  float* got = (float*)malloc(n * sizeof(float));
+  CHECK(cudaMemcpy(got, device, n * sizeof(float), cudaMemcpyDeviceToHost) == cudaSuccess, "%s: copy back", what);
+  size_t wrong = 0, first = n;
+  for (size_t i = 0; i < n; ++i) {
+    if (got[i] == want(i, context)) continue;
+    if (wrong++ == 0) first = i;
+  }
+  CHECK(wrong == 0, "%s: %zu of %zu elements wrong, the first at %zu: %g, expected %g", what, wrong, n, first,
+        first < n ? got[first] : 0.0, first < n ? want(first, context) : 0.0);
+  free(got);
+}
+
+static size_t blockCount;  /* elements per rank in the collectives below */
+static float sumOverRanks(size_t i, void* offset) {
+  float sum = 0;
+  for (int r = 0; r < nranks; ++r) sum += element(r, i + *(size_t*)offset);
+  return sum;
+}
+static float gathered(size_t i, void* unused) { (void)unused; return element((int)(i / blockCount), i % blockCount); }
+static float fromRank(size_t i, void* r) { return element(*(int*)r, i); }
+static float exchanged(size_t i, void* unused) {
+  (void)unused;
+  return element((int)(i / blockCount), (size_t)rank * blockCount + i % blockCount);
+}
+
+/* On a GPU only (CPU machines have none): every collective through the NCCL API against results computed here,
+ * outputs poisoned first. Written with the library but NOT yet run on a GPU (docs/nccl-compat.md). */
+static void checkGpuCollectives(ncclComm_t comm) {
+  int visible = 0;
+  if (cudaGetDeviceCount(&visible) != cudaSuccess || visible == 0) return;
+  blockCount = 4099;  /* odd, not a multiple of any vector width */
+  const size_t total = blockCount * (size_t)nranks, bytes = total * sizeof(float);
+  float *send = NULL, *recv = NULL, *host = (float*)malloc(bytes);
+  CHECK(cudaMalloc((void**)&send, bytes) == cudaSuccess && cudaMalloc((void**)&recv, bytes) == cudaSuccess, "cudaMalloc");
+  cudaStream_t stream;
+  CHECK(cudaStreamCreate(&stream) == cudaSuccess, "cudaStreamCreate");
+  for (size_t i = 0; i < total; ++i) host[i] = element(rank, i);
+  cudaMemcpy(send, host, bytes, cudaMemcpyHostToDevice);
+  size_t zero = 0, mine = (size_t)rank * blockCount;
+  int root = nranks - 1, previous = (rank + nranks - 1) % nranks;
+
+#define RUN(what, call)                                                               \
+  cudaMemset(recv, 0xff, bytes);                                                      \
+  CHECK_RESULT(ncclSuccess, NULL, call);                                              \
+  CHECK(cudaStreamSynchronize(stream) == cudaSuccess, "%s: stream", what)
+  RUN("ncclAllReduce", ncclAllReduce(send, recv, blockCount, ncclFloat, ncclSum, comm, stream));
+  expectFloats(recv, blockCount, sumOverRanks, &zero, "ncclAllReduce");
+  RUN("ncclAllGather", ncclAllGather(send, recv, blockCount, ncclFloat, comm, stream));
+  expectFloats(recv, total, gathered, NULL, "ncclAllGather");
+  RUN("ncclBroadcast", ncclBroadcast(send, recv, blockCount, ncclFloat, root, comm, stream));
+  expectFloats(recv, blockCount, fromRank, &root, "ncclBroadcast");
+  RUN("ncclReduceScatter", ncclReduceScatter(send, recv, blockCount, ncclFloat, ncclSum, comm, stream));
+  expectFloats(recv, blockCount, sumOverRanks, &mine, "ncclReduceScatter");
+  RUN("ncclAlltoAll", ncclAlltoAll(send, recv, blockCount, ncclFloat, comm, stream));
+  expectFloats(recv, total, exchanged, NULL, "ncclAlltoAll");
+  RUN("ncclGroupStart", ncclGroupStart());
+  CHECK_RESULT(ncclSuccess, NULL, ncclSend(send, blockCount, ncclFloat, (rank + 1) % nranks, comm, stream));
+  CHECK_RESULT(ncclSuccess, NULL, ncclRecv(recv, blockCount, ncclFloat, previous, comm, stream));
+  CHECK_RESULT(ncclSuccess, NULL, ncclGroupEnd());
+  CHECK(cudaStreamSynchronize(stream) == cudaSuccess, "send/recv: stream");
+  expectFloats(recv, blockCount, fromRank, &previous, "ncclSend/ncclRecv ring");
+  RUN("ncclGather", ncclGather(send, recv, blockCount, ncclFloat, root, comm, stream));
+  if (rank == root) expectFloats(recv, total, gathered, NULL, "ncclGather");
+  {
+    size_t counts[64], displs[64];
+    for (int r = 0; r < nranks; ++r) counts[r] = blockCount, displs[r] = (size_t)r * blockCount;
+    RUN("ncclAlltoAllv", ncclAlltoAllv(send, counts, displs, recv, counts, displs, NULL, ncclFloat, comm, stream));
+    expectFloats(recv, total, exchanged, NULL, "ncclAlltoAllv");
+  }
+#undef RUN
+  cudaStreamDestroy(stream);
+  cudaFree(send);
+  cudaFree(recv);
+  free(host);
+}
+
 static void checkRefusalsAndArguments(ncclComm_t comm, ncclUniqueId id) {
   ncclComm_t out = (ncclComm_t)0x1;
   CHECK_RESULT(ncclInvalidArgument, "comm is NULL", ncclCommInitRank(NULL, nranks, id, rank));
@@ -140,6 +220,8 @@ static void checkRefusalsAndArguments(ncclComm_t comm, ncclUniqueId id) {
   CHECK_RESULT(ncclInvalidArgument, "config->blocking is 2", ncclCommInitRankConfig(&out, 1, id, 0, &config));
 
   CHECK_RESULT(ncclInvalidUsage, "one rank per process", ncclCommInitAll(&out, 2, NULL));
+  const int missingDevice[1] = {64};
+  CHECK_RESULT(ncclInvalidArgument, "devlist[0] is 64", ncclCommInitAll(&out, 1, missingDevice));
   CHECK_RESULT(ncclInvalidUsage, "PreMulSum", ncclRedOpCreatePreMulSum((ncclRedOp_t*)&value, &value, ncclInt32,
                                                                       ncclScalarHostImmediate, comm));
   CHECK_RESULT(ncclInvalidArgument, "op 0", ncclRedOpDestroy(ncclSum, comm));
@@ -214,6 +296,7 @@ int main(int argc, char** argv) {
     checkQueries(world, rank, nranks);
     checkSplit(world);
     checkHostOnlyRefusals(world);
+    checkGpuCollectives(world);
     checkRefusalsAndArguments(world, id);
     CHECK_RESULT(ncclSuccess, NULL, ncclCommDestroy(world));
   }

@@ -49,9 +49,11 @@ class Root {
     while (nranks_ < 0 || arrived_ < nranks_) {
       Socket connection;
       SocketAddress from;
-      const alloyResult_t accepted = acceptOne(listener_, std::min(deadline, deadlineAfterMs(kStopCheckMs)), &connection, &from);
+      const alloyResult_t accepted =
+          acceptOne(listener_, std::min(deadline, deadlineAfterMs(kStopCheckMs)), &connection, &from);
       if (stopping_) {
-        failAll(alloyRemoteError, "the process that holds the root is exiting");
+        // Ranks waiting are told why; an id nobody used ends silently with the process.
+        if (arrived_ > 0) failAll(alloyRemoteError, "the process that holds the root is exiting");
         return;
       }
       if (accepted != alloySuccess) {

@@ -117,10 +117,9 @@ alloyResult_t SocketBootstrap::exchangeEndpoints(const void* mine, size_t bytes,
 }
 
 alloyResult_t SocketBootstrap::minimum(int mine, int* lowest) {
-  std::vector<uint8_t> all;
-  ALLOY_TRY(ringAllgather(&mine, sizeof(mine), &all, nullptr));
-  const int* values = reinterpret_cast<const int*>(all.data());
-  *lowest = *std::min_element(values, values + nranks_);
+  std::vector<int> all;
+  ALLOY_TRY(allgatherValues(*this, mine, &all));
+  *lowest = *std::min_element(all.begin(), all.end());
   return alloySuccess;
 }
 

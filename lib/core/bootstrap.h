@@ -7,7 +7,9 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <functional>
+#include <type_traits>
 #include <vector>
 
 #include "alloy.h"
@@ -36,6 +38,18 @@ class Bootstrap {
   // a transport whose peers need this rank's help to finish keeps moving.
   virtual alloyResult_t barrier(const std::function<void()>& progress) = 0;
 };
+
+// Collective: every rank's value of a plain type, by rank.
+template <typename T>
+alloyResult_t allgatherValues(Bootstrap& bootstrap, const T& mine, std::vector<T>* all) {
+  static_assert(std::is_trivially_copyable<T>::value, "the bootstrap carries plain bytes");
+  std::vector<uint8_t> bytes;
+  const alloyResult_t result = bootstrap.allgather(&mine, sizeof(T), &bytes);
+  if (result != alloySuccess) return result;
+  all->resize(bootstrap.nranks());
+  std::memcpy(all->data(), bytes.data(), bytes.size());
+  return alloySuccess;
+}
 
 // Every rank learns whether all ranks succeeded at step. A failing rank keeps its own code and message;
 // the others return alloyRemoteError naming the lowest failing rank, so no rank goes on into a

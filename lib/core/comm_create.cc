@@ -112,12 +112,7 @@ alloyResult_t connectHosts(alloyComm* comm, const std::vector<uint64_t>& hostOf,
 // Every rank's host identity, before the endpoint exchange: the GPU engine is sized for the ranks of
 // this host, and the network channel for the others.
 alloyResult_t gatherHosts(Bootstrap& bootstrap, uint64_t mine, std::vector<uint64_t>* hostOf) {
-  std::vector<uint8_t> all;
-  alloyResult_t result = bootstrap.allgather(&mine, sizeof(mine), &all);
-  ALLOY_TRY(agree(bootstrap, result, "the exchange of host identities"));
-  hostOf->assign(bootstrap.nranks(), 0);
-  std::memcpy(hostOf->data(), all.data(), all.size());
-  return alloySuccess;
+  return agree(bootstrap, allgatherValues(bootstrap, mine, hostOf), "the exchange of host identities");
 }
 
 void fillEngineSettings(int nranks, EndpointBlob* blob) {

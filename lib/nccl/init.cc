@@ -98,21 +98,12 @@ std::vector<int> membersOf(const std::vector<SplitVote>& votes, int color) {
   return members;
 }
 
-template <typename T>
-alloyResult_t allgatherOf(Bootstrap& bootstrap, const T& mine, std::vector<T>* all) {
-  std::vector<uint8_t> bytes;
-  ALLOY_TRY(bootstrap.allgather(&mine, sizeof(T), &bytes));
-  all->resize(bootstrap.nranks());
-  std::memcpy(all->data(), bytes.data(), bytes.size());
-  return alloySuccess;
-}
-
 // Collective over the parent: every rank votes (color, key); the lowest parent rank of each color starts
 // a root for it, and the roots' ids travel over the parent; every member then joins its color's id.
 alloyResult_t split(ncclComm_t parent, int color, int key, bool blocking, ncclComm_t* out) {
   Bootstrap& bootstrap = *parent->alloy->bootstrap;
   std::vector<SplitVote> votes;
-  alloyResult_t result = allgatherOf(bootstrap, SplitVote{color, key}, &votes);
+  alloyResult_t result = allgatherValues(bootstrap, SplitVote{color, key}, &votes);
   ALLOY_TRY(agree(bootstrap, result, "ncclCommSplit's exchange of colors"));
   const std::vector<int> members = color == NCCL_SPLIT_NOCOLOR ? std::vector<int>() : membersOf(votes, color);
   const bool leader = !members.empty() && *std::min_element(members.begin(), members.end()) == bootstrap.rank();
@@ -120,7 +111,7 @@ alloyResult_t split(ncclComm_t parent, int color, int key, bool blocking, ncclCo
   std::memset(&mine, 0, sizeof(mine));
   result = leader ? startRoot(reinterpret_cast<uint8_t*>(mine.internal)) : alloySuccess;
   std::vector<ncclUniqueId> ids;
-  if (result == alloySuccess) result = allgatherOf(bootstrap, mine, &ids);
+  if (result == alloySuccess) result = allgatherValues(bootstrap, mine, &ids);
   ALLOY_TRY(agree(bootstrap, result, "ncclCommSplit's start of the new communicators' roots"));
   if (members.empty()) {
     *out = nullptr;

@@ -108,6 +108,16 @@ static void checkHostOnlyRefusals(ncclComm_t comm) {
   CHECK_RESULT(ncclInvalidUsage, "host-only", ncclAlltoAll(&x, &x, 1, ncclFloat, comm, 0));
   CHECK_RESULT(ncclInvalidUsage, "host-only", ncclSend(&x, 1, ncclFloat, 0, comm, 0));
   CHECK_RESULT(ncclInvalidUsage, "host-only", ncclGather(&x, &x, 1, ncclFloat, 0, comm, 0));
+  CHECK_RESULT(ncclInvalidUsage, "host-only", ncclScatter(&x, &x, 1, ncclFloat, 0, comm, 0));
+  CHECK_RESULT(ncclInvalidUsage, "host-only", ncclReduce(&x, &x, 1, ncclFloat, ncclMax, 0, comm, 0));
+  CHECK_RESULT(ncclInvalidUsage, "host-only", ncclReduceScatter(&x, &x, 1, ncclFloat, ncclMin, comm, 0));
+  CHECK_RESULT(ncclInvalidUsage, "host-only", ncclAllGather(&x, &x, 1, ncclFloat, comm, 0));
+  CHECK_RESULT(ncclInvalidUsage, "host-only", ncclBcast(&x, 1, ncclFloat, 0, comm, 0));
+  CHECK_RESULT(ncclInvalidUsage, "host-only", ncclRecv(&x, 1, ncclFloat, 0, comm, 0));
+  size_t counts[64] = {0}, displs[64] = {0};
+  CHECK_RESULT(ncclInvalidUsage, "host-only",
+               ncclAlltoAllv(&x, counts, displs, &x, counts, displs, NULL, ncclFloat, comm, 0));
+  CHECK_RESULT(ncclInvalidArgument, "root is 99", ncclGather(&x, &x, 1, ncclFloat, 99, comm, 0));
   CHECK_RESULT(ncclInvalidArgument, "op is 9", ncclAllReduce(&x, &x, 1, ncclFloat, (ncclRedOp_t)9, comm, 0));
   CHECK_RESULT(ncclInvalidArgument, "comm is NULL", ncclAllGather(&x, &x, 1, ncclFloat, NULL, 0));
   void* memory = (void*)0x1;
@@ -258,6 +268,11 @@ static void checkProcessLocalCreations(void) {
   CHECK_RESULT(ncclSuccess, NULL, ncclCommInitRank(&second, 2, id, 1));
   CHECK_RESULT(ncclInvalidUsage, "one rank per process", ncclGroupEnd());
   CHECK(comm == NULL && second == NULL, "a refused group left communicators");
+
+  CHECK_RESULT(ncclSuccess, NULL, ncclGetUniqueId(&id));
+  CHECK_RESULT(ncclSuccess, NULL, ncclCommInitRankScalable(&comm, 1, 0, 1, &id, NULL));
+  if (comm != NULL) checkQueries(comm, 0, 1);
+  CHECK_RESULT(ncclSuccess, NULL, ncclCommDestroy(comm));
 
   ncclComm_t all[1] = {NULL};
   CHECK_RESULT(ncclSuccess, NULL, ncclCommInitAll(all, 1, NULL));

@@ -2,6 +2,8 @@
 // serving, times out when ranks are missing or nobody listens, fails every rank when they disagree, and
 // creation refuses two ranks of one communicator in one process.
 #include <gtest/gtest.h>
+#include <ifaddrs.h>
+#include <net/if.h>
 
 #include <chrono>
 #include <cstdlib>
@@ -38,6 +40,53 @@ struct ShortTimeout {
 };
 
 bool has(const std::string& message, const char* text) { return message.find(text) != std::string::npos; }
+
+// Scoped ALLOY_BOOTSTRAP_IFNAME.
+struct Interface {
+  explicit Interface(const char* name) { setenv("ALLOY_BOOTSTRAP_IFNAME", name, 1); }
+  ~Interface() { unsetenv("ALLOY_BOOTSTRAP_IFNAME"); }
+};
+
+TEST(SocketRoot, InterfaceChoice) {
+  alloy::SocketAddress address;
+  {
+    Interface loopback("lo");
+    ASSERT_EQ(alloy::chooseBootstrapAddress(&address), alloySuccess) << alloy::lastError();
+    EXPECT_EQ(address.describe(), "127.0.0.1:0");
+    // A job can live on loopback alone: root and ranks listen there.
+    uint8_t id[kUniqueIdBytes];
+    ASSERT_EQ(alloy::startRoot(id), alloySuccess) << alloy::lastError();
+    alloy::UniqueIdContents contents;
+    ASSERT_EQ(alloy::decodeUniqueId(id, "commId", &contents), alloySuccess);
+    EXPECT_EQ(contents.root.describe().rfind("127.0.0.1:", 0), 0u) << contents.root.describe();
+    Joined a;
+    std::thread other([&] { a = join(id, 2, 1); });
+    Joined b = join(id, 2, 0);
+    other.join();
+    EXPECT_EQ(a.result, alloySuccess) << a.message;
+    EXPECT_EQ(b.result, alloySuccess) << b.message;
+  }
+  {
+    Interface missing("nosuchif");
+    EXPECT_EQ(alloy::chooseBootstrapAddress(&address), alloyInvalidArgument);
+    EXPECT_TRUE(has(alloy::lastError(), "ALLOY_BOOTSTRAP_IFNAME=nosuchif")) << alloy::lastError();
+    uint8_t id[kUniqueIdBytes];
+    EXPECT_EQ(alloy::startRoot(id), alloyInvalidArgument);
+  }
+  // Unset: never loopback while another interface is up with an IPv4 address (CI machines have one), which the
+  // kernel's own list says here.
+  bool otherIpv4 = false;
+  ifaddrs* list = nullptr;
+  ASSERT_EQ(getifaddrs(&list), 0);
+  for (ifaddrs* ifa = list; ifa != nullptr; ifa = ifa->ifa_next)
+    otherIpv4 |= ifa->ifa_addr != nullptr && ifa->ifa_addr->sa_family == AF_INET && (ifa->ifa_flags & IFF_UP) &&
+                 !(ifa->ifa_flags & IFF_LOOPBACK);
+  freeifaddrs(list);
+  if (!otherIpv4) GTEST_SKIP() << "this machine has no up interface with IPv4 but loopback";
+  ASSERT_EQ(alloy::chooseBootstrapAddress(&address), alloySuccess) << alloy::lastError();
+  EXPECT_EQ(address.family(), AF_INET);
+  EXPECT_NE(address.describe().rfind("127.", 0), 0u) << address.describe();
+}
 
 TEST(SocketRoot, WrongSecretIsRefusedAndTheRootServesTheRightOne) {
   uint8_t id[kUniqueIdBytes];

@@ -1,9 +1,12 @@
 #include "root.h"
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <memory>
 #include <mutex>
@@ -168,13 +171,20 @@ class Root {
   std::vector<WireAddress> addresses_;
 };
 
-// Every root thread of the process. Roots end by themselves; at exit the ones still waiting (an id never used,
-// ranks still missing) are stopped and joined, so that no root runs while the process's statics are destroyed.
+// Every root thread of the process. Roots end by themselves and are joined by the next start; at exit, the
+// process that started them stops the ones still waiting (an id never used, ranks still missing) and joins them,
+// so that no root runs while the process's statics are destroyed. The registry itself is never destroyed: a
+// child forked after a root started (a data-loader worker) inherits it but not the threads, and must neither
+// join nor destroy them.
 class RootThreads {
  public:
   static RootThreads& instance() {
-    static RootThreads threads;
-    return threads;
+    static RootThreads* const threads = [] {
+      auto* created = new RootThreads();
+      std::atexit([] { instance().stopAll(); });
+      return created;
+    }();
+    return *threads;
   }
 
   alloyResult_t start(std::shared_ptr<Root> root) {
@@ -188,10 +198,12 @@ class RootThreads {
     return alloySuccess;
   }
 
-  ~RootThreads() {
+  void stopAll() {
+    if (getpid() != owner_) return;
     std::lock_guard<std::mutex> lock(mutex_);
     for (Running& r : running_) r.root->stop();
     for (Running& r : running_) r.thread.join();
+    running_.clear();
   }
 
  private:
@@ -211,6 +223,7 @@ class RootThreads {
     }
   }
 
+  const pid_t owner_ = getpid();
   std::mutex mutex_;
   std::vector<Running> running_;
 };

@@ -4,6 +4,9 @@
 #include <gtest/gtest.h>
 #include <ifaddrs.h>
 #include <net/if.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <chrono>
 #include <cstdlib>
@@ -158,6 +161,20 @@ TEST(SocketRoot, RanksThatDisagreeAllFail) {
       EXPECT_TRUE(has(j->message, c.says)) << j->message;
     }
   }
+}
+
+// A child forked while a root waits (a data-loader worker) inherits the registry of root threads but not the
+// threads: its exit must neither join them (they are not its own) nor destroy them (std::terminate).
+TEST(SocketRoot, ForkedChildExitsCleanlyWhileARootWaits) {
+  uint8_t id[kUniqueIdBytes];
+  ASSERT_EQ(alloy::startRoot(id), alloySuccess) << alloy::lastError();
+  const pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) std::exit(7);  // runs the atexit handlers, as a normal exit does
+  int status = 0;
+  for (int waited = 0; waited < 100 && waitpid(child, &status, WNOHANG) == 0; ++waited) usleep(50000);
+  if (!WIFEXITED(status)) kill(child, SIGKILL);
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 7) << "status " << status;
 }
 
 TEST(SocketRoot, TwoRanksOfOneCommunicatorInOneProcessAreRefused) {

@@ -87,6 +87,9 @@ class Root {
   }
   void stop() { stopping_ = true; }
   bool finished() const { return finished_; }
+  bool serves(const UniqueIdContents& id) const {
+    return id.secret == secret_ && id.root.describe() == address_.describe();
+  }
 
  private:
   // Takes one connection's hello; true when it registered a new rank.
@@ -198,6 +201,12 @@ class RootThreads {
     return alloySuccess;
   }
 
+  void retire(const UniqueIdContents& id) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    for (Running& r : running_)
+      if (r.root->serves(id)) r.root->stop();
+  }
+
   void stopAll() {
     if (getpid() != owner_) return;
     std::lock_guard<std::mutex> lock(mutex_);
@@ -244,6 +253,11 @@ alloyResult_t startRoot(uint8_t out[kUniqueIdBytes]) {
   encodeUniqueId(contents, out);
   logInfo("bootstrap: root listening on %s", contents.root.describe().c_str());
   return alloySuccess;
+}
+
+void retireRoot(const uint8_t id[kUniqueIdBytes]) {
+  UniqueIdContents contents;
+  if (decodeUniqueId(id, "commId", &contents) == alloySuccess) RootThreads::instance().retire(contents);
 }
 
 }  // namespace alloy

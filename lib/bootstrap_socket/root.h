@@ -17,6 +17,10 @@ namespace alloy {
 // Starts a root listening on chooseBootstrapAddress()'s interface and writes its id to out.
 alloyResult_t startRoot(uint8_t out[kUniqueIdBytes]);
 
+// Stops the root of id if this process started it (nothing otherwise): ncclCommInitRankScalable serves every
+// rank from the first of its ids, so the roots of the others are not needed.
+void retireRoot(const uint8_t id[kUniqueIdBytes]);
+
 // The bootstrap's timeout: ALLOY_BOOTSTRAP_TIMEOUT_MS, default 300000.
 long long bootstrapTimeoutMs();
 

@@ -150,12 +150,12 @@ ncclResult_t ncclCommInitRankConfig(ncclComm_t* comm, int nranks, ncclUniqueId c
 ncclResult_t ncclCommInitRankScalable(ncclComm_t* newcomm, int nranks, int myrank, int nId, ncclUniqueId* commIds,
                                       ncclConfig_t* config) {
   alloy::clearLastError();
+  if (nId < 1) return toNccl(alloy::fail(alloyInvalidArgument, "ncclCommInitRankScalable: nId is %d; expected at least 1", nId));
   if (commIds == nullptr)
     return toNccl(alloy::fail(alloyInvalidArgument, "ncclCommInitRankScalable: commIds is NULL; expected nId ids"));
-  // Several ids spread NCCL's bootstrap over several roots; Alloy's one root per id serves one id only.
-  if (nId != 1)
-    return toNccl(alloy::fail(alloyInvalidUsage, "ncclCommInitRankScalable: nId is %d; Alloy's libnccl.so.2 takes "
-                              "exactly 1 id (one root gathers every rank)", nId));
+  // Several ids spread NCCL's bootstrap over several roots; one root gathers every rank here, the first id's
+  // (every rank passes the same ids in the same order), and the process holding another id's root stops it.
+  for (int i = 1; i < nId; ++i) alloy::retireRoot(reinterpret_cast<const uint8_t*>(commIds[i].internal));
   return initRank(newcomm, nranks, commIds[0], myrank, config, "ncclCommInitRankScalable");
 }
 

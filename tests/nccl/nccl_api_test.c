@@ -237,7 +237,7 @@ static void checkRefusalsAndArguments(ncclComm_t comm, ncclUniqueId id) {
   CHECK_RESULT(ncclInvalidArgument, "op 0", ncclRedOpDestroy(ncclSum, comm));
   CHECK_RESULT(ncclInvalidUsage, "symmetric", ncclCommWindowRegister(comm, &value, 4, NULL, 0));
   CHECK_RESULT(ncclInvalidUsage, "ncclCommShrink", ncclCommShrink(comm, NULL, 0, &out, NULL, 0));
-  CHECK_RESULT(ncclInvalidUsage, "nId is 2", ncclCommInitRankScalable(&out, 1, 0, 2, &id, NULL));
+  CHECK_RESULT(ncclInvalidArgument, "nId is 0", ncclCommInitRankScalable(&out, 1, 0, 0, &id, NULL));
   CHECK_RESULT(ncclInvalidUsage, "no group is open", ncclGroupEnd());
 
   void* handle = NULL;
@@ -269,10 +269,13 @@ static void checkProcessLocalCreations(void) {
   CHECK_RESULT(ncclInvalidUsage, "one rank per process", ncclGroupEnd());
   CHECK(comm == NULL && second == NULL, "a refused group left communicators");
 
-  CHECK_RESULT(ncclSuccess, NULL, ncclGetUniqueId(&id));
-  CHECK_RESULT(ncclSuccess, NULL, ncclCommInitRankScalable(&comm, 1, 0, 1, &id, NULL));
-  if (comm != NULL) checkQueries(comm, 0, 1);
-  CHECK_RESULT(ncclSuccess, NULL, ncclCommDestroy(comm));
+  ncclUniqueId ids[2];
+  for (int i = 0; i < 2; ++i) CHECK_RESULT(ncclSuccess, NULL, ncclGetUniqueId(&ids[i]));
+  for (int n = 1; n <= 2; ++n) {
+    CHECK_RESULT(ncclSuccess, NULL, ncclCommInitRankScalable(&comm, 1, 0, n, ids + (2 - n), NULL));
+    if (comm != NULL) checkQueries(comm, 0, 1);
+    CHECK_RESULT(ncclSuccess, NULL, ncclCommDestroy(comm));
+  }
 
   ncclComm_t all[1] = {NULL};
   CHECK_RESULT(ncclSuccess, NULL, ncclCommInitAll(all, 1, NULL));

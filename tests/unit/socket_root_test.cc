@@ -163,6 +163,17 @@ TEST(SocketRoot, RanksThatDisagreeAllFail) {
   }
 }
 
+// ncclCommInitRankScalable's other ids: their roots, retired, answer no more.
+TEST(SocketRoot, RetiredRootAnswersNoMore) {
+  ShortTimeout timeout("300");
+  uint8_t id[kUniqueIdBytes];
+  ASSERT_EQ(alloy::startRoot(id), alloySuccess) << alloy::lastError();
+  alloy::retireRoot(id);
+  Joined j = join(id, 2, 0);
+  EXPECT_NE(j.result, alloySuccess);
+  EXPECT_TRUE(has(j.message, "bootstrap root")) << j.message;
+}
+
 // A child forked while a root waits (a data-loader worker) inherits the registry of root threads but not the
 // threads: its exit must neither join them (they are not its own) nor destroy them (std::terminate).
 TEST(SocketRoot, ForkedChildExitsCleanlyWhileARootWaits) {

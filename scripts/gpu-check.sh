@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Builds Alloy and checks it on the GPUs of this machine, in one of four modes. Every mode writes its
+# Builds Alloy and checks it on the GPUs of this machine, in one of six modes. Every mode writes its
 # logs into $OUT (default ./results), prints its summary last (also kept as summary.txt), and without a
 # GPU builds, says "skipped: no CUDA device" and exits 0. Run from anywhere in the repository. See
 # docs/benchmarks.md.
@@ -23,6 +23,17 @@
 #                                       transport) and ucx_perftest's bandwidth; a table and the target
 #                                       ratios per collective (the ceiling ratio for alltoall(v)), and UCX's
 #                                       own both-ways bandwidth (tools/ucx-both-ways) beside them
+#   bash scripts/gpu-check.sh overlap   compute beside a collective between virtual hosts: the hosts mode's
+#                                       UCX and build (alloy-perf only), then per layout one job of
+#                                       alloy-perf -O -c (a compute load of ~20 ms on a second stream while
+#                                       the collective loops beside it) with NCCL's socket path beside Alloy,
+#                                       alltoallv and alltoall at 64 KB-64 MB; a table last: per size the
+#                                       load's slowdown beside Alloy and beside NCCL
+#   bash scripts/gpu-check.sh nccl      Alloy's libnccl.so.2 (docs/nccl-compat.md) built from the wheel's
+#                                       nccl.h: its ctests, nccl-tests (NVIDIA's source in
+#                                       .thirdparty/nccl-tests, carried) with -c 1 for every operation, and
+#                                       torch.distributed, a ctypes wrapper in a CUDA graph and CuPy on it
+#                                       (tests/nccl_frameworks); scripts/gpu-check-nccl.sh
 #
 # Settings (environment), all modes:
 #   BUILD_DIR                 build folder (default build-gpu); SKIP_BUILD=1 reuses it as it is
@@ -86,15 +97,34 @@
 #                             iterations and first TCP port (default 67108864, 20, 13350)
 #   UCXWHEEL_DIR              where scripts/ucx-wheel.sh unpacks the wheel (default /tmp/ucx-wheel)
 #   ALLOY_PERF_NCCL_LIB       as in check mode
+# overlap mode (also HOSTS_TIMEOUT_MS, UCXWHEEL_DIR, ALLOY_PERF_NCCL_LIB as in hosts mode):
+#   OVERLAP_LAYOUTS           layouts as in HOSTS_RUNS, one alloy-perf job each (default "2h 2x2"). NCCL
+#                             refuses two ranks of one GPU in one host, so where a layout puts several
+#                             ranks on a host NCCL's ranks each claim a host of their own (NCCL_HOSTID)
+#   OVERLAP_TLS               UCX transport of Alloy: tcp, shm or a UCX_TLS value (default tcp)
+#   OVERLAP_OPS               collectives, comma separated (default alltoallv,alltoall)
+#   OVERLAP_MINBYTES, OVERLAP_MAXBYTES, OVERLAP_FACTOR  sizes (default 64K, 64M, 4)
+#   OVERLAP_MS, OVERLAP_REPS, OVERLAP_KERNELS  alloy-perf -O, --overlap_reps, --overlap_kernels (default
+#                             20, 5, 100)
+#   OVERLAP_WARMUP, OVERLAP_ITERS  iterations of the collective timed alone (default 2, 10)
+#   OVERLAP_CHECK             1: alloy-perf -c, every collective's output checked, also after the
+#                             overlapped calls (default 1); 0: not checked
+#   OVERLAP_TIMEOUT           seconds one alloy-perf job may take (default 100)
+#   OVERLAP_BUDGET            seconds all jobs together may take after the build (default 170)
+# nccl mode:
+#   NCCL_TESTS_NP, NCCL_TESTS_MAXBYTES, NCCL_TESTS_TIMEOUT  ranks, largest size (-e) and seconds of each
+#                             nccl-tests run (default 2, 16M, 60)
+#   FRAMEWORK_TIMEOUT         seconds of each framework test run (default 120)
+#   NCCL_BUDGET               seconds all runs together may take after the build (default 420)
 set -uo pipefail
 
 usage() { sed -n '2,/^set -uo pipefail/p' "${BASH_SOURCE[0]}" | sed '$d' | sed 's/^# \{0,1\}//'; }
 
 MODE=${1:-check}
 case $MODE in
-  check | stress | sanitize | hosts) ;;
+  check | stress | sanitize | hosts | overlap | nccl) ;;
   -h | --help | help) usage; exit 0 ;;
-  *) echo "gpu-check: unknown mode '$MODE' (check, stress, sanitize or hosts)" >&2; exit 2 ;;
+  *) echo "gpu-check: unknown mode '$MODE' (check, stress, sanitize, hosts, overlap or nccl)" >&2; exit 2 ;;
 esac
 
 cd "$(dirname "${BASH_SOURCE[0]}")/.." || exit 1
@@ -219,6 +249,27 @@ run_bounded() {
   return "$rc"
 }
 
+# The summary's last verdict of hosts and overlap modes: FAIL where a run went wrong, else PASS, saying how
+# many runs the budget left out. Arguments: failed (0 or not), runs not run, where to look, the budget's
+# variable.
+result_line() {
+  local bad=$1 not_run=$2 where=$3 budget=$4
+  if [ "$bad" -ne 0 ]; then
+    echo "result: FAIL (see $where)"
+  elif [ "$not_run" -gt 0 ]; then
+    echo "result: PASS for the runs made; $not_run not run ($budget spent)"
+  else
+    echo "result: PASS"
+  fi
+}
+
+# The built alloy-perf, or nothing. Its place in the build tree, not a search: the tree can also hold
+# installed copies (the MPIX suite's installed-build test puts one under tests/mpi_ext/installed).
+perf_bin() {
+  local bin=$BUILD_DIR/tools/alloy-perf/alloy-perf
+  [ -x "$bin" ] && echo "$bin"
+}
+
 # Tests a binary's filter selects (listed on one rank; works without a device too).
 count_tests() {
   local bin=$1 filter=$2
@@ -273,7 +324,7 @@ mode_check() {
 
   # Benchmarks: one alloy-perf run per collective and pass, so that a failure in one collective leaves
   # the others' results intact.
-  PERF_BIN=$(find "$BUILD_DIR" -type f -name alloy-perf -perm -u+x 2>/dev/null | head -1)
+  PERF_BIN=$(perf_bin)
   local OPS=${ALLOY_PERF_OPS:-allreduce,reduce,broadcast,allgather,reducescatter,alltoall,alltoallv,sendrecv}
   local MINB=${ALLOY_PERF_MINBYTES:-8}
   local MAXB=${ALLOY_PERF_MAXBYTES:-1G}
@@ -559,12 +610,16 @@ hosts_tls() {
 }
 
 # Starts "$@" with ALLOY_HOSTID (and NCCL_HOSTID, for alloy-perf's NCCL) from the map given first, indexed
-# by the rank Open MPI gives the process; says which host it took, on stderr.
+# by the rank Open MPI gives the process; says which host it took, on stderr. With HOSTS_NCCL_PER_RANK=1
+# NCCL's host is the rank's own (see hosts_alloy_perf).
 # shellcheck disable=SC2016  # expanded by the rank's shell
 hosts_wrapper=(sh -c 'r=${OMPI_COMM_WORLD_RANK:-${PMIX_RANK:-0}}; h=$(echo "$1" | cut -d, -f$((r + 1))); shift
 [ -n "$h" ] || { echo "hosts wrapper: no host for rank $r" >&2; exit 1; }
-echo "vhost: rank $r ALLOY_HOSTID=vhost$h" >&2
-ALLOY_HOSTID=vhost$h NCCL_HOSTID=vhost$h exec "$@"' sh)
+n=vhost$h; [ "${HOSTS_NCCL_PER_RANK:-0}" = 1 ] && n=rank$r
+echo "vhost: rank $r ALLOY_HOSTID=vhost$h NCCL_HOSTID=$n" >&2
+ALLOY_HOSTID=vhost$h NCCL_HOSTID=$n exec "$@"' sh)
+# Ranks of a map: one per entry.
+hosts_ranks() { echo $(($(tr -cd , <<<"$1" | wc -c) + 1)); }
 # MPI's own traffic stays off UCX (ob1 over the shared-memory BTL), so that UCX_TLS and the UCX that is
 # loaded concern Alloy alone.
 hosts_mpirun=("${test_mpirun[@]}" --mca pml ob1)
@@ -597,15 +652,16 @@ hosts_setup_ucx() {
 # Says why the mode cannot go on, keeps it as the summary, exits 1.
 hosts_fail() {
   log "$*"
-  { echo "==== gpu-check hosts summary ===="; echo "FAILED: $*"; } >"$RESULTS/summary.txt"
+  { echo "==== gpu-check $MODE summary ===="; echo "FAILED: $*"; } >"$RESULTS/summary.txt"
   exit 1
 }
 
 # After the build: UCX must be ON in the build (else every cross-host call is alloyNotSupported and the
-# whole mode measures nothing), and the test binary must load the UCX chosen above. Sets ucx_build.
+# whole mode measures nothing), and the binary given (default: the native test suite) must load the UCX
+# chosen above. Sets ucx_build.
 ucx_build=
 hosts_check_ucx_build() {
-  local cache="$BUILD_DIR/CMakeCache.txt" version libucp built_with said
+  local cache="$BUILD_DIR/CMakeCache.txt" bin=${1:-$NATIVE_BIN} version libucp built_with said
   if ! grep -q '^ALLOY_WITH_UCX:BOOL=ON' "$cache" 2>/dev/null || ! grep -q '^UCX_FOUND:INTERNAL=1' "$cache"; then
     said=$(grep -o 'UCX O[NF]F* (.*' "$RESULTS/configure.log" 2>/dev/null | tail -1)
     hosts_fail "the build in $BUILD_DIR has UCX OFF${said:+ (configure: $said; see $RESULTS/configure.log)}"
@@ -616,15 +672,15 @@ hosts_check_ucx_build() {
   if [ -n "${UCXWHEEL_DIR:-}" ] && [[ $(readlink -f "$built_with") != "$(readlink -f "$UCXWHEEL_DIR")"/* ]]; then
     hosts_fail "$BUILD_DIR was built against ${built_with:-an unknown UCX}, not the wheel in $UCXWHEEL_DIR (SKIP_BUILD=1 on an old build folder?)"
   fi
-  [ -x "$NATIVE_BIN" ] || hosts_fail "$NATIVE_BIN was not built"
-  libucp=$(ldd "$NATIVE_BIN" 2>/dev/null | awk '$1 ~ /^libucp\.so/ { print $3 }')
+  [ -x "$bin" ] || hosts_fail "$bin was not built"
+  libucp=$(ldd "$bin" 2>/dev/null | awk '$1 ~ /^libucp\.so/ { print $3 }')
   if [ -z "$libucp" ] || [ "$libucp" = "not" ]; then  # "libucp.so.0 => not found"
-    hosts_fail "$NATIVE_BIN does not load libucp (ldd: $(ldd "$NATIVE_BIN" 2>&1 | grep ucp))"
+    hosts_fail "$bin does not load libucp (ldd: $(ldd "$bin" 2>&1 | grep ucp))"
   fi
   if [ -n "${UCXWHEEL_DIR:-}" ] && [[ $(readlink -f "$libucp") != "$(readlink -f "$UCXWHEEL_DIR")"/* ]]; then
-    hosts_fail "$NATIVE_BIN loads $libucp, not the wheel's UCX in $UCXWHEEL_DIR (a stale $BUILD_DIR? remove it)"
+    hosts_fail "$bin loads $libucp, not the wheel's UCX in $UCXWHEEL_DIR (a stale $BUILD_DIR? remove it)"
   fi
-  ucx_build="UCX ON (UCX $version); $(basename "$NATIVE_BIN") loads $libucp"
+  ucx_build="UCX ON (UCX $version); $(basename "$bin") loads $libucp"
   log "$ucx_build"
 }
 
@@ -638,7 +694,7 @@ hosts_run() {
   local map tls np tests limit rc=0 start seconds status passed=0 failed=0 logfile
   map=$(hosts_map "$layout")
   tls=$(hosts_tls "$tlsname")
-  np=$(($(tr -cd , <<<"$map" | wc -c) + 1))
+  np=$(hosts_ranks "$map")
   logfile="$RESULTS/hosts-${layout//[^A-Za-z0-9]/_}-${tlsname//[^A-Za-z0-9]/_}-$suite.log"
   [ -n "${hosts_tests[$suite]:-}" ] || hosts_tests[$suite]=$(count_tests "$bin" "$filter")
   tests=${hosts_tests[$suite]}
@@ -714,27 +770,40 @@ hosts_both_ways() {
   awk '$1 == "Final:" { print $2, $3; exit }' "$log"
 }
 
-# alloy-perf over 2 ranks as 2 virtual hosts with NCCL beside it in the same job, over UCX_TLS=$2. Prints
-# the run's outcome.
-hosts_perf_run() {
-  local tlsname=$1 tls=$2
-  local base="$RESULTS/hosts-perf-${tlsname//[^A-Za-z0-9]/_}" limit rc=0
-  local ops=${HOSTS_PERF_OPS:-allreduce,reduce,broadcast,allgather,reducescatter,alltoall,alltoallv,sendrecv}
-  local args=(-o "$ops" -b "${HOSTS_PERF_MINBYTES:-16}" -e "${HOSTS_PERF_MAXBYTES:-256M}"
-              -f "${HOSTS_PERF_FACTOR:-4}" -w "${HOSTS_PERF_WARMUP:-5}" -n "${HOSTS_PERF_ITERS:-20}" --compare nccl)
-  limit=$(run_limit "${HOSTS_PERF_TIMEOUT:-180}")
+# alloy-perf with NCCL beside Alloy in one job, its ranks on the virtual hosts of MAP (as hosts_map prints
+# them), over UCX_TLS=TLS, for at most CAP seconds (less where the budget has less left); the remaining
+# arguments go to alloy-perf. Writes BASE.log and BASE.json; prints the run's outcome. NCCL takes its
+# inter-node path in miniature: its socket transport over loopback, IB off. It refuses two ranks of one
+# GPU in one host ("Duplicate GPU detected"), so where MAP puts several ranks on a host, NCCL's ranks each
+# claim a host of their own.
+hosts_alloy_perf() {
+  local base=$1 tls=$2 map=$3 cap=$4 limit rc=0 np per_rank=0
+  shift 4
+  np=$(hosts_ranks "$map")
+  [ "$(tr , '\n' <<<"$map" | sort -u | wc -l)" -lt "$np" ] && per_rank=1
+  limit=$(run_limit "$cap")
   [ "$limit" -lt 10 ] && { echo "not run (budget)"; return; }
-  log "alloy-perf UCX_TLS=$tls, 2 ranks as 2 hosts: ${args[*]}, at most $limit s" >&2
-  # NCCL's inter-node path in miniature: its socket transport over loopback, IB off.
+  log "alloy-perf UCX_TLS=$tls, $np ranks on hosts [$map]: $*, at most $limit s" >&2
   run_bounded "$limit" "$base.log" env "${test_env[@]}" "${hosts_env[@]}" UCX_TLS="$tls" NCCL_IB_DISABLE=1 \
-    NCCL_SOCKET_IFNAME=lo "${hosts_mpirun[@]}" -np 2 "${hosts_wrapper[@]}" 0,1 \
-    "$PERF_BIN" "${args[@]}" --json "$base.json" || rc=$?
+    NCCL_SOCKET_IFNAME=lo HOSTS_NCCL_PER_RANK=$per_rank "${hosts_mpirun[@]}" -np "$np" "${hosts_wrapper[@]}" \
+    "$map" "$PERF_BIN" "$@" --json "$base.json" || rc=$?
   case $rc in
     0) echo ok ;;
+    2) echo "FAILED: alloy-perf refused its arguments ($(grep -m1 '^alloy-perf: ' "$base.log"))" ;;
     3) echo "WRONG RESULTS" ;;
     124 | 137) echo "TIMEOUT after $limit s" ;;
     *) echo "FAILED (exit $rc; see ${base##*/}.log)" ;;
   esac
+}
+
+# alloy-perf over 2 ranks as 2 virtual hosts with NCCL beside it in the same job, over UCX_TLS=$2. Prints
+# the run's outcome.
+hosts_perf_run() {
+  local tlsname=$1 tls=$2
+  local ops=${HOSTS_PERF_OPS:-allreduce,reduce,broadcast,allgather,reducescatter,alltoall,alltoallv,sendrecv}
+  hosts_alloy_perf "$RESULTS/hosts-perf-${tlsname//[^A-Za-z0-9]/_}" "$tls" 0,1 "${HOSTS_PERF_TIMEOUT:-180}" \
+    -o "$ops" -b "${HOSTS_PERF_MINBYTES:-16}" -e "${HOSTS_PERF_MAXBYTES:-256M}" -f "${HOSTS_PERF_FACTOR:-4}" \
+    -w "${HOSTS_PERF_WARMUP:-5}" -n "${HOSTS_PERF_ITERS:-20}" --compare nccl
 }
 
 # The three ratios, per transport, from alloy-perf's JSON and ucx_perftest's bandwidth, and beside them
@@ -876,7 +945,7 @@ hosts_bench() {
   local perftest="${UCXWHEEL_PERFTEST:-}" tlsname tls port=${HOSTS_PERFTEST_PORT:-13350} gbs both outcome
   [ -x "$perftest" ] || perftest=$(command -v ucx_perftest || true)
   local ratio_args=()
-  PERF_BIN=$(find "$BUILD_DIR" -type f -name alloy-perf -perm -u+x 2>/dev/null | head -1)
+  PERF_BIN=$(perf_bin)
   for tlsname in ${HOSTS_PERF_TLS:-tcp shm}; do
     tls=$(hosts_tls "$tlsname")
     if [ -z "$perftest" ]; then
@@ -956,16 +1025,125 @@ mode_hosts() {
     for row in "${hosts_bench_lines[@]}"; do echo "$row"; done
     echo "ratios (targets: small time <= 0.25 of NCCL's, busbw >= 1.5x NCCL's, >= 0.8 of ucx_perftest's bandwidth):"
     echo "$hosts_ratio_text"
-    if [ "$hosts_bad" -ne 0 ]; then
-      echo "result: FAIL (see the status column and $RESULTS/hosts-*.log)"
-    elif [ "$hosts_not_run" -gt 0 ]; then
-      echo "result: PASS for the runs made; $hosts_not_run not run (HOSTS_BUDGET spent)"
-    else
-      echo "result: PASS"
-    fi
+    result_line "$hosts_bad" "$hosts_not_run" "the status column and $RESULTS/hosts-*.log" HOSTS_BUDGET
     echo "results: $RESULTS"
   } | tee "$RESULTS/summary.txt"
   [ "$hosts_bad" -eq 0 ]
+}
+
+# ---------------------------------------------------------------------------------------------------
+# overlap: a compute load beside a collective between virtual hosts, Alloy against NCCL's socket path
+# (issue #12: data-only operations wait on the network without holding SMs). Reuses the hosts mode's UCX,
+# build check, wrapper and alloy-perf job.
+
+# The summary table from the jobs' JSON files: per layout, collective and size, the compute load's slowdown
+# beside Alloy and beside NCCL, and each collective's bus bandwidth beside the load. Arguments: pairs of
+# layout name and JSON file.
+overlap_table() {
+  python3 - "$@" <<'PY'
+import json
+import os
+import sys
+
+
+def human(n):
+    for unit, size in (("GB", 1 << 30), ("MB", 1 << 20), ("KB", 1 << 10)):
+        if n >= size:
+            return f"{n / size:g} {unit}"
+    return f"{n} B"
+
+
+def beside(m, key, fmt):
+    """A number of a library's overlap record, or why there is none."""
+    if not m:
+        return "-"
+    if m.get("status") != "ok":
+        return "not supp."
+    o = m.get("overlap")
+    return fmt.format(o[key]) if o and o.get(key) is not None else "-"
+
+
+args = sys.argv[1:]
+docs = []  # (layout, document or the reason there is none)
+for i in range(0, len(args) - 1, 2):
+    layout, path = args[i:i + 2]
+    if os.path.exists(path):
+        with open(path) as f:
+            docs.append((layout, json.load(f)))
+    else:
+        docs.append((layout, f"no results ({os.path.basename(path)} missing)"))
+load = next((d["overlap"] for _, d in docs if isinstance(d, dict) and d.get("overlap")), None)
+if load:
+    print(f"load: {load['kernels']} launches x {load['blocks']} blocks x {load['threads']} threads, "
+          f"{load['calibrated_ms']:.1f} ms alone (target {load['target_ms']} ms); slowdown = the load's time "
+          f"with the collective looping beside it / alone, median of {load['reps']}, max over ranks")
+print(f"{'layout':<7} {'op':<10} {'size':>8}  {'alloy slowdown':>14}  {'nccl slowdown':>13}  "
+      f"{'alloy busbw beside':>18}  {'nccl busbw beside':>17}")
+for layout, doc in docs:
+    if not isinstance(doc, dict):
+        print(f"{layout:<7} {doc}")
+        continue
+    nccl = doc.get("nccl") or {}
+    if not nccl.get("loaded"):
+        print(f"{layout:<7} no NCCL: {nccl.get('reason', 'not loaded')}")
+    if not doc.get("complete"):
+        print(f"{layout:<7} run cut short: the rows measured so far")
+    for r in doc.get("rows", []):
+        a, n = r.get("alloy"), r.get("nccl")
+        print(f"{layout:<7} {r['op']:<10} {human(r['size_bytes']):>8}  "
+              f"{beside(a, 'slowdown', '{:.3f}x'):>14}  {beside(n, 'slowdown', '{:.3f}x'):>13}  "
+              f"{beside(a, 'busbw_gbs', '{:.2f} GB/s'):>18}  {beside(n, 'busbw_gbs', '{:.2f} GB/s'):>17}")
+PY
+}
+
+mode_overlap() {
+  local layouts=${OVERLAP_LAYOUTS:-2h 2x2} tlsname=${OVERLAP_TLS:-tcp} layout map tls
+  for layout in $layouts; do
+    [ -n "$(hosts_map "$layout")" ] ||
+      hosts_fail "OVERLAP_LAYOUTS: '$layout' is not a layout (2h 3h 4h 2x2 2+1 or a map such as 0,0,1,1)"
+  done
+  tls=$(hosts_tls "$tlsname")
+  hosts_setup_ucx
+  # As in hosts mode: pkg-config's answer is looked up afresh in the build folder.
+  configure_args=(-U 'UCX_*' -U 'pkgcfg_lib_UCX_*' -U '__pkg_config_checked_UCX' -U '__pkg_config_arguments_UCX')
+  build alloy-perf
+  PERF_BIN=$(perf_bin)
+  [ -n "$PERF_BIN" ] || hosts_fail "alloy-perf was not built in $BUILD_DIR"
+  hosts_check_ucx_build "$PERF_BIN"
+  find_gpus
+  find_nccl
+  start_budget "${OVERLAP_BUDGET:-170}"
+  local args=(-o "${OVERLAP_OPS:-alltoallv,alltoall}" -b "${OVERLAP_MINBYTES:-64K}" -e "${OVERLAP_MAXBYTES:-64M}"
+              -f "${OVERLAP_FACTOR:-4}" -w "${OVERLAP_WARMUP:-2}" -n "${OVERLAP_ITERS:-10}" -O "${OVERLAP_MS:-20}"
+              --overlap_reps "${OVERLAP_REPS:-5}" --overlap_kernels "${OVERLAP_KERNELS:-100}" --compare nccl)
+  [ "${OVERLAP_CHECK:-1}" = 1 ] && args+=(-c)
+  local outcomes=() table_args=() base outcome bad=0 not_run=0
+  for layout in $layouts; do
+    map=$(hosts_map "$layout")
+    base="$RESULTS/overlap-${layout//[^A-Za-z0-9]/_}-${tlsname//[^A-Za-z0-9]/_}"
+    rm -f "$base.json"
+    outcome=$(hosts_alloy_perf "$base" "$tls" "$map" "${OVERLAP_TIMEOUT:-100}" "${args[@]}")
+    case $outcome in ok) ;; "not run"*) not_run=$((not_run + 1)) ;; *) bad=1 ;; esac
+    outcomes+=("alloy-perf $layout [$map]: $outcome")
+    table_args+=("$layout" "$base.json")
+  done
+
+  local row nccl_line="not found: no NCCL columns"
+  [ "$nccl_found" = 1 ] && nccl_line="${ALLOY_PERF_NCCL_LIB:-libnccl.so.2 (loader path)}, socket transport over lo,\
+ NCCL_HOSTID per virtual host (per rank where a host has several ranks)"
+  {
+    echo
+    echo "==== gpu-check overlap summary ===="
+    echo "machine: $NGPU x $gpu_name; ranks share the GPU(s), split into virtual hosts by ALLOY_HOSTID; ${hosts_env[*]} UCX_TLS=$tls"
+    echo "UCX: $ucx_source; build: $build_status; $ucx_build"
+    echo "NCCL: $nccl_line"
+    echo "alloy-perf ${args[*]}"
+    for row in "${outcomes[@]}"; do echo "$row"; done
+    overlap_table "${table_args[@]}" 2>&1
+    result_line "$bad" "$not_run" "$RESULTS/overlap-*.log" OVERLAP_BUDGET
+    echo "results: $RESULTS"
+  } | tee "$RESULTS/summary.txt"
+  [ "$bad" -eq 0 ]
 }
 
 # ---------------------------------------------------------------------------------------------------
@@ -975,4 +1153,10 @@ case $MODE in
   stress) mode_stress ;;
   sanitize) mode_sanitize ;;
   hosts) mode_hosts ;;
+  overlap) mode_overlap ;;
+  nccl)
+    # shellcheck source=scripts/gpu-check-nccl.sh
+    source "$(dirname "${BASH_SOURCE[0]}")/gpu-check-nccl.sh"
+    mode_nccl
+    ;;
 esac

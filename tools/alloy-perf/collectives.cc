@@ -19,6 +19,8 @@ size_t alignedShare(size_t count, size_t eltSize, int nranks) {
 
 const char* collName(Coll c) { return kNames[static_cast<int>(c)]; }
 
+double gbPerSecond(double bytes, double timeUs) { return timeUs > 0 ? bytes / (timeUs * 1e-6) / 1e9 : 0; }
+
 bool parseCollName(const std::string& name, Coll* c) {
   for (int i = 0; i < kNumColls; ++i) {
     if (name == kNames[i]) {

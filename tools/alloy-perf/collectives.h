@@ -30,6 +30,10 @@ struct Layout {
   std::vector<size_t> sendCounts, sendDispls, recvCounts, recvDispls;
 };
 
+// algbw and busbw: bytes (a Layout's algBytes or busBytes) over timeUs microseconds, in GB/s (10^9
+// bytes); 0 where no time was measured.
+double gbPerSecond(double bytes, double timeUs);
+
 // Layout of a row of `bytes` swept bytes for elements of eltSize bytes on nranks ranks.
 Layout makeLayout(Coll c, size_t bytes, size_t eltSize, int nranks, int rank);
 

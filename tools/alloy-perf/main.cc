@@ -11,6 +11,7 @@
 #include "alloy.h"
 #include "backend_alloy.h"
 #include "backend_nccl.h"
+#include "compute_load.h"
 #include "datatypes.h"
 #include "fatal.h"
 #include "measure.h"
@@ -122,9 +123,15 @@ int main(int argc, char** argv) {
       info.ncclDescription = nccl ? description : why;
     }
 
+    // Calibrated after both communicators exist, on every rank at once, as the rows will run it.
+    std::unique_ptr<ComputeLoad> load;
+    if (opts.overlapMs > 0) {
+      load.reset(new ComputeLoad(opts.overlapMs, opts.overlapKernels, comm));
+      info.load = load->shape();
+    }
     Runner runner(opts, comm, bufferBytes(opts, nranks));
-    totalWrong = runSweep(opts, info, alloy.get(), nccl.get(), runner, comm);
-  }  // runner's buffers, then the communicators (collective destroys) go before MPI does
+    totalWrong = runSweep(opts, info, alloy.get(), nccl.get(), load.get(), runner, comm);
+  }  // runner's buffers, the load, then the communicators (collective destroys) go before MPI does
   MPI_CHECK(MPI_Finalize());
   // Wrong results are not an error of the tool, but a script running it must be able to see them.
   return totalWrong > 0 ? 3 : 0;

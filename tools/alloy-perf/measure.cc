@@ -19,13 +19,6 @@ bool servedEverywhere(Backend& b, Status local, MPI_Comm comm, const std::string
   return local == Status::ok;
 }
 
-// After the first call was served, the same call must keep being served.
-void requireOk(Backend& b, Status s, const std::string& what, const char* stage) {
-  if (s != Status::ok)
-    fatal("%s %s: %s during %s: %s", b.name(), what.c_str(), s == Status::notSupported ? "refused" : "failed",
-          stage, b.lastError().c_str());
-}
-
 }  // namespace
 
 Runner::Runner(const Options& opts, MPI_Comm comm, size_t bufferBytes) : opts_(opts), comm_(comm), bytes_(bufferBytes) {
@@ -38,17 +31,10 @@ Runner::Runner(const Options& opts, MPI_Comm comm, size_t bufferBytes) : opts_(o
   CUDA_CHECK(cudaMemset(recv_, 0, bytes_ + kGuardBytes));
   // cudaMemset may return before it is done, and the work below runs on a non-blocking stream.
   CUDA_CHECK(cudaDeviceSynchronize());
-  // Non-blocking: the legacy default stream must not serialise against the measured work.
-  CUDA_CHECK(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
-  CUDA_CHECK(cudaEventCreate(&start_));
-  CUDA_CHECK(cudaEventCreate(&stop_));
 }
 
 Runner::~Runner() {
-  cudaEventDestroy(start_);  // teardown errors cannot change results any more; not checked on purpose
-  cudaEventDestroy(stop_);
-  cudaStreamDestroy(stream_);
-  cudaFree(send_);
+  cudaFree(send_);  // teardown errors cannot change results any more; not checked on purpose
   cudaFree(recv_);
 }
 
@@ -57,57 +43,73 @@ CollCall Runner::call(Coll coll, const Layout& layout, alloyDataType_t type, all
 }
 
 void Runner::synchronize(Backend& b) {
-  CUDA_CHECK(cudaStreamSynchronize(stream_));
+  stream_.synchronize();
   if (b.asyncError() != Status::ok) fatal("%s %s: asynchronous error: %s", b.name(), what_.c_str(), b.lastError().c_str());
 }
 
-Status Runner::checkedCall(Backend& b, const CollCall& c, const CheckData& data, long long* wrong) {
-  const size_t elt = typeInfo(c.type).size;
-  const size_t sendBytes = c.layout->sendElems * elt, recvBytes = c.layout->recvElems * elt + kGuardBytes;
-  hostSend_.resize(sendBytes);
+// Everything goes through the measured stream, so a call is ordered after the fill and the poison.
+void Runner::poisonReceive(const CollCall& c) {
+  const size_t recvBytes = c.layout->recvElems * typeInfo(c.type).size + kGuardBytes;
+  CUDA_CHECK(cudaMemsetAsync(recv_, poisonByte(c.type), recvBytes, stream_.get()));
+}
+
+long long Runner::wrongEverywhere(const CollCall& c, const CheckData& data) {
+  const size_t recvBytes = c.layout->recvElems * typeInfo(c.type).size + kGuardBytes;
   hostRecv_.resize(recvBytes);
+  CUDA_CHECK(cudaMemcpyAsync(hostRecv_.data(), recv_, recvBytes, cudaMemcpyDeviceToHost, stream_.get()));
+  stream_.synchronize();
+  long long local = static_cast<long long>(countWrong(data, c, hostRecv_.data())), sum = 0;
+  MPI_CHECK(MPI_Allreduce(&local, &sum, 1, MPI_LONG_LONG, MPI_SUM, comm_));
+  return sum;
+}
+
+// After the first call was served, the same call must keep being served.
+void Runner::launchOk(Backend& b, const CollCall& c, const char* stage) {
+  const Status s = launch(b, c, stream_.get());
+  if (s != Status::ok)
+    fatal("%s %s: %s during %s: %s", b.name(), what_.c_str(), s == Status::notSupported ? "refused" : "failed",
+          stage, b.lastError().c_str());
+}
+
+Status Runner::checkedCall(Backend& b, const CollCall& c, const CheckData& data, long long* wrong) {
+  const size_t sendBytes = c.layout->sendElems * typeInfo(c.type).size;
+  hostSend_.resize(sendBytes);
   data.fill(rank_, c.layout->sendElems, hostSend_.data());
-  // Everything goes through the measured stream, so the call is ordered after the fill and the poison.
-  CUDA_CHECK(cudaMemcpyAsync(send_, hostSend_.data(), sendBytes, cudaMemcpyHostToDevice, stream_));
-  CUDA_CHECK(cudaMemsetAsync(recv_, poisonByte(c.type), recvBytes, stream_));
-  CUDA_CHECK(cudaStreamSynchronize(stream_));
+  CUDA_CHECK(cudaMemcpyAsync(send_, hostSend_.data(), sendBytes, cudaMemcpyHostToDevice, stream_.get()));
+  poisonReceive(c);
+  stream_.synchronize();
   MPI_CHECK(MPI_Barrier(comm_));  // no rank's call may read a peer's buffer before that peer filled it
 
-  const Status s = launch(b, c, stream_);
+  const Status s = launch(b, c, stream_.get());
   if (s != Status::ok) return s;
   synchronize(b);
-  CUDA_CHECK(cudaMemcpyAsync(hostRecv_.data(), recv_, recvBytes, cudaMemcpyDeviceToHost, stream_));
-  CUDA_CHECK(cudaStreamSynchronize(stream_));
-  long long local = static_cast<long long>(countWrong(data, c, hostRecv_.data()));
-  MPI_CHECK(MPI_Allreduce(&local, wrong, 1, MPI_LONG_LONG, MPI_SUM, comm_));
+  *wrong = wrongEverywhere(c, data);
   return Status::ok;
 }
 
 Status Runner::probeCall(Backend& b, const CollCall& c) {
-  const Status s = launch(b, c, stream_);
+  const Status s = launch(b, c, stream_.get());
   if (s == Status::ok) synchronize(b);
   return s;
 }
 
 void Runner::timedLoop(Backend& b, const CollCall& c, double* usPerIter) {
   MPI_CHECK(MPI_Barrier(comm_));
-  CUDA_CHECK(cudaEventRecord(start_, stream_));
-  for (int i = 0; i < opts_.iters; ++i) requireOk(b, launch(b, c, stream_), what_, "timing");
-  CUDA_CHECK(cudaEventRecord(stop_, stream_));
+  stream_.markStart();
+  for (int i = 0; i < opts_.iters; ++i) launchOk(b, c, "timing");
+  stream_.markStop();
   synchronize(b);
-  float ms = 0;
-  CUDA_CHECK(cudaEventElapsedTime(&ms, start_, stop_));
-  *usPerIter = 1000.0 * ms / opts_.iters;
+  *usPerIter = 1000.0 * stream_.elapsedMs() / opts_.iters;
 }
 
 Status Runner::graphLoop(Backend& b, const CollCall& c, double* usPerIter) {
   // Thread-local capture, as nccl-tests does: the library's own helper threads may still make CUDA calls
   // that are illegal during a global capture.
-  CUDA_CHECK(cudaStreamBeginCapture(stream_, cudaStreamCaptureModeThreadLocal));
+  CUDA_CHECK(cudaStreamBeginCapture(stream_.get(), cudaStreamCaptureModeThreadLocal));
   Status s = Status::ok;
-  for (int i = 0; i < opts_.iters && s == Status::ok; ++i) s = launch(b, c, stream_);
+  for (int i = 0; i < opts_.iters && s == Status::ok; ++i) s = launch(b, c, stream_.get());
   cudaGraph_t graph = nullptr;
-  const cudaError_t endErr = cudaStreamEndCapture(stream_, &graph);  // always end, even after a failure
+  const cudaError_t endErr = cudaStreamEndCapture(stream_.get(), &graph);  // always end, even after a failure
   // A library may refuse calls under capture with notSupported: the row then says so.
   if (!servedEverywhere(b, s, comm_, what_)) {
     if (graph) CUDA_CHECK(cudaGraphDestroy(graph));
@@ -116,18 +118,16 @@ Status Runner::graphLoop(Backend& b, const CollCall& c, double* usPerIter) {
   CUDA_CHECK(endErr);
   cudaGraphExec_t exec = nullptr;
   CUDA_CHECK(cudaGraphInstantiate(&exec, graph, 0));
-  CUDA_CHECK(cudaGraphUpload(exec, stream_));
-  CUDA_CHECK(cudaGraphLaunch(exec, stream_));  // one untimed replay: first launches pay extra set-up
+  CUDA_CHECK(cudaGraphUpload(exec, stream_.get()));
+  CUDA_CHECK(cudaGraphLaunch(exec, stream_.get()));  // one untimed replay: first launches pay extra set-up
   synchronize(b);
 
   MPI_CHECK(MPI_Barrier(comm_));
-  CUDA_CHECK(cudaEventRecord(start_, stream_));
-  for (int g = 0; g < opts_.graphLaunches; ++g) CUDA_CHECK(cudaGraphLaunch(exec, stream_));
-  CUDA_CHECK(cudaEventRecord(stop_, stream_));
+  stream_.markStart();
+  for (int g = 0; g < opts_.graphLaunches; ++g) CUDA_CHECK(cudaGraphLaunch(exec, stream_.get()));
+  stream_.markStop();
   synchronize(b);
-  float ms = 0;
-  CUDA_CHECK(cudaEventElapsedTime(&ms, start_, stop_));
-  *usPerIter = 1000.0 * ms / (static_cast<double>(opts_.iters) * opts_.graphLaunches);
+  *usPerIter = 1000.0 * stream_.elapsedMs() / (static_cast<double>(opts_.iters) * opts_.graphLaunches);
   CUDA_CHECK(cudaGraphExecDestroy(exec));
   CUDA_CHECK(cudaGraphDestroy(graph));
   return Status::ok;
@@ -147,7 +147,7 @@ Measurement Runner::measure(Backend& b, const CollCall& c, const CheckData* data
   const Status first = data ? checkedCall(b, c, *data, &m.wrong) : probeCall(b, c);
   if (!servedEverywhere(b, first, comm_, what)) return notSupported();
 
-  for (int i = 0; i < opts_.warmupIters; ++i) requireOk(b, launch(b, c, stream_), what, "warm-up");
+  for (int i = 0; i < opts_.warmupIters; ++i) launchOk(b, c, "warm-up");
   synchronize(b);
 
   double us = 0;
@@ -159,10 +159,9 @@ Measurement Runner::measure(Backend& b, const CollCall& c, const CheckData* data
 
   // nccl-tests' convention here: a collective is as slow as its slowest rank.
   MPI_CHECK(MPI_Allreduce(&us, &m.timeUs, 1, MPI_DOUBLE, MPI_MAX, comm_));
-  const double seconds = m.timeUs * 1e-6;
   m.supported = true;
-  m.algBw = seconds > 0 ? c.layout->algBytes / seconds / 1e9 : 0;
-  m.busBw = seconds > 0 ? c.layout->busBytes / seconds / 1e9 : 0;
+  m.algBw = gbPerSecond(c.layout->algBytes, m.timeUs);
+  m.busBw = gbPerSecond(c.layout->busBytes, m.timeUs);
   return m;
 }
 

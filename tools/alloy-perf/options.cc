@@ -32,6 +32,20 @@ const char kUsage[] =
     "  -J, --json FILE         write every number of every row to FILE (rank 0)\n"
     "      --compare nccl      also run NCCL (dlopen libnccl.so.2 or $ALLOY_PERF_NCCL_LIB) on the same buffers\n"
     "      --seed N            seed of the check data (default 1)\n"
+    "  -O, --overlap [MS]      overlap mode (default MS 20): each row is also run beside a compute load, a\n"
+    "                          series of --overlap_kernels launches of one FMA kernel (one full wave of\n"
+    "                          blocks each) on a second stream (non-blocking, default priority), its loop\n"
+    "                          calibrated at start-up, on every rank at once, so that the series takes MS.\n"
+    "                          Per repetition: MPI_Barrier, the load alone; MPI_Barrier, the load with\n"
+    "                          K = ceil(load time / collective time alone) calls looping beside it on the\n"
+    "                          benchmark's stream (made again with more calls where the load outlasted\n"
+    "                          them on any rank). Reported: cmp alone, cmp with (CUDA events around the\n"
+    "                          series), slowdown = with / alone, ovl time and busbw (events around the K\n"
+    "                          calls, over K); each rank's median, then the maximum over ranks. The load's\n"
+    "                          output is checked after every series; with -c the collective's output is\n"
+    "                          checked again after the overlapped calls. Not with -G\n"
+    "      --overlap_reps N    repetitions of alone and beside (default 5)\n"
+    "      --overlap_kernels N launches of the compute kernel in one load (default 100)\n"
     "  -h, --help              this text\n";
 
 bool parseUnsigned(const std::string& text, unsigned long long* value) {
@@ -110,7 +124,6 @@ struct Parser {
   int argc;
   char** argv;
   int i = 1;
-  std::string error;
 
   // The option's value: "--name=value", or the next argument.
   bool value(const std::string& inlineValue, bool hasInline, std::string* out) {
@@ -123,24 +136,30 @@ struct Parser {
     return true;
   }
 
-  // -c and -G take an optional number (nccl-tests writes "-c 1", "-G 1"; "-c" alone reads as 1).
-  int optionalCount(const std::string& inlineValue, bool hasInline) {
+  // -c, -G and -O take an optional number (nccl-tests writes "-c 1", "-G 1"); alone they read as
+  // `absent`. A next argument that is not a number is the next option. Returns -1 for a bad inline value.
+  int optionalCount(const std::string& inlineValue, bool hasInline, int absent, std::string* shown) {
     int v;
-    if (hasInline) return parseInt(inlineValue, &v) ? v : -1;
+    if (hasInline) {
+      *shown = inlineValue;
+      return parseInt(inlineValue, &v) ? v : -1;
+    }
     if (i + 1 < argc && parseInt(argv[i + 1], &v)) {
-      ++i;
+      *shown = argv[++i];
       return v;
     }
-    return 1;
+    return absent;
   }
 };
+
+bool inRange(int v, int lo, int hi) { return v >= lo && v <= hi; }
 
 }  // namespace
 
 const char* redopName(alloyRedOp_t op) { return kRedopNames[op]; }
 
-bool parseOptions(int argc, char** argv, bool quiet, Options* opts, int* exitCode) {
-  Parser p{argc, argv, 1, ""};
+ParseResult parseArguments(int argc, char** argv, Options* opts, std::string* error) {
+  Parser p{argc, argv, 1};
   bool sawFactor = false, sawStep = false;
   for (; p.i < argc; ++p.i) {
     std::string arg = argv[p.i], inlineValue;
@@ -153,69 +172,115 @@ bool parseOptions(int argc, char** argv, bool quiet, Options* opts, int* exitCod
     }
     auto is = [&](const char* s, const char* l) { return (s && arg == s) || arg == l; };
     std::string v;
+    const char* expected = nullptr;  // what the option takes, for the error message
     bool ok = true;
     if (is("-h", "--help")) {
-      if (!quiet) fputs(kUsage, stdout);
-      *exitCode = 0;
-      return false;
+      return ParseResult::help;
     } else if (is("-b", "--minbytes")) {
+      expected = "a size in bytes, with an optional K, M or G suffix";
       ok = p.value(inlineValue, hasInline, &v) && parseBytes(v, &opts->minBytes);
     } else if (is("-e", "--maxbytes")) {
+      expected = "a size in bytes, with an optional K, M or G suffix";
       ok = p.value(inlineValue, hasInline, &v) && parseBytes(v, &opts->maxBytes);
     } else if (is("-f", "--stepfactor")) {
+      expected = "a whole number >= 2";
       ok = p.value(inlineValue, hasInline, &v) && parseBytes(v, &opts->stepFactor) && opts->stepFactor >= 2;
       sawFactor = true;
     } else if (is("-i", "--stepbytes")) {
+      expected = "a size in bytes > 0, with an optional K, M or G suffix";
       ok = p.value(inlineValue, hasInline, &v) && parseBytes(v, &opts->stepBytes) && opts->stepBytes > 0;
       sawStep = true;
     } else if (is("-o", "--op")) {
+      expected = "collective names, comma separated, or all";
       ok = p.value(inlineValue, hasInline, &v) && parseList(v, kNumColls, parseCollName, &opts->colls);
     } else if (is("-d", "--datatype")) {
+      expected = "data type names, comma separated, or all";
       ok = p.value(inlineValue, hasInline, &v) &&
            parseList(v, static_cast<int>(alloyNumTypes), parseTypeName, &opts->types);
     } else if (is(nullptr, "--redop")) {
+      expected = "sum, prod, max, min or avg, comma separated, or all";
       ok = p.value(inlineValue, hasInline, &v) &&
            parseList(v, static_cast<int>(alloyNumOps), parseRedop, &opts->redops);
     } else if (is("-w", "--warmup_iters")) {
+      expected = "a whole number";
       ok = p.value(inlineValue, hasInline, &v) && parseInt(v, &opts->warmupIters);
     } else if (is("-n", "--iters")) {
+      expected = "a whole number >= 1";
       ok = p.value(inlineValue, hasInline, &v) && parseInt(v, &opts->iters) && opts->iters > 0;
     } else if (is("-r", "--root")) {
+      expected = "a rank";
       ok = p.value(inlineValue, hasInline, &v) && parseInt(v, &opts->root);
     } else if (is("-c", "--check")) {
-      const int c = p.optionalCount(inlineValue, hasInline);
+      expected = "0 or 1, or nothing";
+      const int c = p.optionalCount(inlineValue, hasInline, 1, &v);
       ok = c >= 0;
       opts->check = c > 0;
     } else if (is("-G", "--cudagraph")) {
-      opts->graphLaunches = p.optionalCount(inlineValue, hasInline);
+      expected = "a number of replays, or nothing";
+      opts->graphLaunches = p.optionalCount(inlineValue, hasInline, 1, &v);
       ok = opts->graphLaunches >= 0;
+    } else if (is("-O", "--overlap")) {
+      expected = "a time in ms up to 10000 (0: off), or nothing";
+      opts->overlapMs = p.optionalCount(inlineValue, hasInline, kDefaultOverlapMs, &v);
+      ok = inRange(opts->overlapMs, 0, kMaxOverlapMs);
+    } else if (is(nullptr, "--overlap_reps")) {
+      expected = "a whole number from 1 to 1000";
+      ok = p.value(inlineValue, hasInline, &v) && parseInt(v, &opts->overlapReps) &&
+           inRange(opts->overlapReps, 1, 1000);
+    } else if (is(nullptr, "--overlap_kernels")) {
+      expected = "a whole number from 1 to 100000";
+      ok = p.value(inlineValue, hasInline, &v) && parseInt(v, &opts->overlapKernels) &&
+           inRange(opts->overlapKernels, 1, 100000);
     } else if (is("-J", "--json")) {
+      expected = "a file name";
       ok = p.value(inlineValue, hasInline, &opts->jsonPath) && !opts->jsonPath.empty();
     } else if (is(nullptr, "--compare")) {
+      expected = "nccl";
       ok = p.value(inlineValue, hasInline, &v) && v == "nccl";
       opts->compareNccl = ok;
     } else if (is(nullptr, "--seed")) {
+      expected = "a whole number";
       ok = p.value(inlineValue, hasInline, &v) && parseUnsigned(v, &opts->seed);
+    } else if (arg.empty() || arg[0] != '-') {
+      // Most likely a value given to an option whose value is an optional number.
+      *error = "unexpected argument '" + arg + "' (-c, -G and -O take a number or nothing)";
+      return ParseResult::bad;
     } else {
-      p.error = "unknown option " + arg;
-      ok = false;
+      *error = "unknown option " + arg;
+      return ParseResult::bad;
     }
     if (!ok) {
-      if (p.error.empty()) p.error = "bad or missing value for " + arg + (v.empty() ? "" : " ('" + v + "')");
-      break;
+      *error = (v.empty() ? "missing value for " + arg : "bad value for " + arg + " ('" + v + "')") +
+               ": expected " + expected;
+      return ParseResult::bad;
     }
   }
-  if (p.error.empty()) {
-    if (sawFactor && sawStep) p.error = "give either -f or -i, not both";
-    else if (opts->minBytes > opts->maxBytes) p.error = "-b is larger than -e";
-  }
-  if (!p.error.empty()) {
-    if (!quiet) fprintf(stderr, "alloy-perf: %s\n%s", p.error.c_str(), kUsage);
-    *exitCode = 2;
-    return false;
+  const char* conflict = nullptr;
+  if (sawFactor && sawStep) conflict = "give either -f or -i, not both";
+  else if (opts->minBytes > opts->maxBytes) conflict = "-b is larger than -e";
+  else if (opts->overlapMs > 0 && opts->graphLaunches > 0)
+    conflict = "give either -O (its collectives are launched eagerly) or -G, not both";
+  if (conflict) {
+    *error = conflict;
+    return ParseResult::bad;
   }
   if (sawStep) opts->stepFactor = 0;
-  return true;
+  return ParseResult::run;
+}
+
+bool parseOptions(int argc, char** argv, bool quiet, Options* opts, int* exitCode) {
+  std::string error;
+  switch (parseArguments(argc, argv, opts, &error)) {
+    case ParseResult::run: return true;
+    case ParseResult::help:
+      if (!quiet) fputs(kUsage, stdout);
+      *exitCode = 0;
+      return false;
+    case ParseResult::bad: break;
+  }
+  if (!quiet) fprintf(stderr, "alloy-perf: %s\n%s", error.c_str(), kUsage);
+  *exitCode = 2;
+  return false;
 }
 
 std::vector<size_t> sweepSizes(const Options& opts) {

@@ -28,11 +28,23 @@ struct Options {
   std::string jsonPath;
   bool compareNccl = false;
   unsigned long long seed = 1;
+  int overlapMs = 0;        // -O: target time of the compute load beside each row; 0: overlap mode off
+  int overlapReps = 5;      // repetitions of alone and beside whose medians are reported
+  int overlapKernels = 100; // launches of the compute kernel in one load
 };
 
-// Parses argv. On --help prints usage and returns false with *exitCode 0; on a bad argument prints the
-// reason and usage to stderr and returns false with *exitCode 2. Only rank 0 should print (quiet
-// otherwise), but every rank parses so that all agree on what to run.
+constexpr int kDefaultOverlapMs = 20;  // -O without a value
+constexpr int kMaxOverlapMs = 10000;
+
+enum class ParseResult { run, help, bad };
+
+// Parses argv into opts. On a bad argument returns bad with *error naming the option and what it
+// expects. Prints nothing.
+ParseResult parseArguments(int argc, char** argv, Options* opts, std::string* error);
+
+// parseArguments, and what to tell the user: on --help prints usage and returns false with *exitCode 0;
+// on a bad argument prints the reason and usage to stderr and returns false with *exitCode 2. Only
+// rank 0 should print (quiet otherwise), but every rank parses so that all agree on what to run.
 bool parseOptions(int argc, char** argv, bool quiet, Options* opts, int* exitCode);
 
 // The sizes swept, in order: minBytes, then times stepFactor (or plus stepBytes) up to maxBytes.

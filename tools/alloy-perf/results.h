@@ -48,6 +48,7 @@ struct RunInfo {
   std::string ncclDescription;  // path and version, or why it could not be loaded
   int ncclVersion = 0;
   std::vector<DeviceInfo> devices;
+  ComputeLoadShape load;  // overlap mode's compute load; targetMs 0 without -O
 };
 
 }  // namespace alloyperf

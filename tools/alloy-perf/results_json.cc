@@ -10,6 +10,47 @@ namespace alloyperf {
 
 namespace {
 
+// Overlap mode's numbers of one library's row; null without -O or where the row was not supported.
+void writeOverlap(JsonWriter& w, const OverlapMeasurement& o) {
+  if (!o.measured) {
+    w.null();
+    return;
+  }
+  w.beginObject();
+  w.key("compute_alone_ms").value(o.computeAloneMs);
+  w.key("compute_with_ms").value(o.computeWithMs);
+  w.key("slowdown").value(o.slowdown);
+  w.key("iterations").value(o.iterations);
+  w.key("time_us").value(o.timeUs);
+  w.key("algbw_gbs").value(o.algBw);
+  w.key("busbw_gbs").value(o.busBw);
+  w.key("wrong");
+  o.wrong >= 0 ? w.value(o.wrong) : w.null();
+  w.endObject();
+}
+
+// The compute load beside the rows; null without -O.
+void writeLoad(JsonWriter& w, const ComputeLoadShape& l, const Options& o) {
+  if (l.targetMs == 0) {
+    w.null();
+    return;
+  }
+  w.beginObject();
+  w.key("target_ms").value(l.targetMs);
+  w.key("calibrated_ms").value(l.calibratedMs);
+  w.key("kernels").value(l.kernels);
+  w.key("blocks").value(l.blocks);
+  w.key("threads").value(l.threads);
+  w.key("loop").value(l.loop);
+  w.key("reps").value(o.overlapReps);
+  w.key("method").value(
+      "per repetition, after an MPI_Barrier the load alone, after another the load with the collective "
+      "looping beside it for iterations calls (a repetition whose load outlasted the calls on any rank is made "
+      "again with more); times are each rank's median over the repetitions, then the maximum over ranks; "
+      "slowdown = compute_with_ms / compute_alone_ms");
+  w.endObject();
+}
+
 void writeMeasurement(JsonWriter& w, const Measurement& m) {
   w.beginObject();
   w.key("status").value(m.supported ? "ok" : "not supported");
@@ -22,6 +63,8 @@ void writeMeasurement(JsonWriter& w, const Measurement& m) {
   m.supported ? w.value(m.busBw) : w.null();
   w.key("wrong");
   m.wrong >= 0 ? w.value(m.wrong) : w.null();
+  w.key("overlap");
+  writeOverlap(w, m.overlap);
   w.endObject();
 }
 
@@ -47,6 +90,9 @@ void writeOptions(JsonWriter& w, const Options& o) {
   w.key("cudagraph_launches").value(o.graphLaunches);
   w.key("compare").value(o.compareNccl ? "nccl" : "");
   w.key("seed").value(static_cast<long long>(o.seed));
+  w.key("overlap_ms").value(o.overlapMs);
+  w.key("overlap_reps").value(o.overlapReps);
+  w.key("overlap_kernels").value(o.overlapKernels);
   w.endObject();
 }
 
@@ -72,6 +118,8 @@ void writeResultsJson(const std::string& path, const RunInfo& info, const Option
   w.key("alltoallv_counts").value("sendcount[s->d] = floor(2 * base * (1 + (s + d) mod n) / (n + 1))");
   w.key("options");
   writeOptions(w, opts);
+  w.key("overlap");
+  writeLoad(w, info.load, opts);
   w.key("devices").beginArray();
   for (const DeviceInfo& d : info.devices) {
     w.beginObject();

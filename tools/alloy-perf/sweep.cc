@@ -20,7 +20,7 @@ namespace {
 class Recorder {
  public:
   Recorder(const Options& opts, const RunInfo& info, bool withNccl)
-      : opts_(opts), info_(info), table_(stdout, withNccl, opts.check) {
+      : opts_(opts), info_(info), table_(stdout, withNccl, opts.check, opts.overlapMs > 0) {
     table_.printRunInfo(info, opts);
   }
 
@@ -57,8 +57,8 @@ class Recorder {
 
 }  // namespace
 
-long long runSweep(const Options& opts, const RunInfo& info, Backend* alloy, Backend* nccl, Runner& runner,
-                   MPI_Comm comm) {
+long long runSweep(const Options& opts, const RunInfo& info, Backend* alloy, Backend* nccl, ComputeLoad* load,
+                   Runner& runner, MPI_Comm comm) {
   int rank;
   MPI_CHECK(MPI_Comm_rank(comm, &rank));
   std::unique_ptr<Recorder> recorder;
@@ -82,15 +82,22 @@ long long runSweep(const Options& opts, const RunInfo& info, Backend* alloy, Bac
           std::unique_ptr<CheckData> data;
           if (opts.check) data.reset(new CheckData(type, coll, redop, info.nranks, CheckData::mix(opts.seed + ++rowIndex)));
 
-          if (alloy) row.alloy = runner.measure(*alloy, call, data.get(), what);
+          // Each backend's overlap run follows its own measurement: its checked call left the send
+          // buffer holding the data that the overlapped calls' output is checked against.
+          auto measure = [&](Backend& b, Measurement* m) {
+            *m = runner.measure(b, call, data.get(), what);
+            if (load) runner.measureOverlap(b, call, data.get(), *load, m);
+          };
+          if (alloy) measure(*alloy, &row.alloy);
           else row.alloy.note = info.alloyUnavailable;
           if (nccl) {
             row.hasNccl = true;
-            row.nccl = runner.measure(*nccl, call, data.get(), what);
+            measure(*nccl, &row.nccl);
           }
           // Counts are already summed over ranks, so every rank adds up the same total.
           for (const Measurement* m : {&row.alloy, &row.nccl})
-            if (m->wrong > 0) wrong += m->wrong;
+            for (long long w : {m->wrong, m->overlap.wrong})
+              if (w > 0) wrong += w;
           if (recorder) recorder->row(row);
         }
       }

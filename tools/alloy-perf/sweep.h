@@ -6,6 +6,7 @@
 #include <mpi.h>
 
 #include "backend.h"
+#include "compute_load.h"
 #include "measure.h"
 #include "options.h"
 #include "results.h"
@@ -13,10 +14,11 @@
 namespace alloyperf {
 
 // alloy is null when Alloy could not create a communicator here (every row then says not supported);
-// nccl is null without --compare nccl or when NCCL could not be loaded. Every rank calls it. Returns
-// the number of wrong elements found by check mode (the same on every rank).
-long long runSweep(const Options& opts, const RunInfo& info, Backend* alloy, Backend* nccl, Runner& runner,
-                   MPI_Comm comm);
+// nccl is null without --compare nccl or when NCCL could not be loaded; load is null without -O (with
+// it, each backend's row is also measured beside the load). Every rank calls it. Returns the number of
+// wrong elements found by check mode (the same on every rank).
+long long runSweep(const Options& opts, const RunInfo& info, Backend* alloy, Backend* nccl, ComputeLoad* load,
+                   Runner& runner, MPI_Comm comm);
 
 }  // namespace alloyperf
 

@@ -1,0 +1,129 @@
+# shellcheck shell=bash
+# The nccl mode of scripts/gpu-check.sh (sourced by it; uses its build, find_gpus, run_bounded, budget and
+# log helpers): Alloy's libnccl.so.2 under the programs it exists for (issue #16, docs/nccl-compat.md),
+# ranks sharing the GPU(s):
+#   1. build Alloy with libnccl.so.2 made from the nvidia-nccl wheel's nccl.h, and its ctests (-R nccl);
+#   2. nccl-tests, built from NVIDIA's public source in .thirdparty/nccl-tests (not part of Alloy: fetch it
+#      there and carry it), with MPI, against Alloy's library, every operation with -c 1 (#wrong must be 0);
+#   3. torch.distributed, a ctypes wrapper opening the library by path inside a CUDA graph, and CuPy's
+#      NcclCommunicator (tests/nccl_frameworks), each preloading Alloy's library;
+# then a table of each run and its counts.
+
+# nccl.h of the wheel PyTorch uses on the GPU machines, else nothing (CMake then searches itself).
+nccl_wheel_include() {
+  local dir
+  for dir in /opt/torch/.venv/lib/python3*/site-packages/nvidia/nccl/include; do
+    [ -f "$dir/nccl.h" ] && { echo "$dir"; return; }
+  done
+}
+
+# A folder laid out as nccl-tests' NCCL_HOME expects (include/nccl.h, lib/libnccl.so) whose library is
+# Alloy's: nccl-tests then links and runs against it.
+nccl_home_of_alloy() {
+  local home=$RESULTS/nccl-home include=$1
+  rm -rf "$home" && mkdir -p "$home/include" "$home/lib" || return 1
+  ln -s "$include/nccl.h" "$home/include/nccl.h"
+  ln -s "$(cd "$BUILD_DIR/nccl" && pwd)"/libnccl.so* "$home/lib/"
+  echo "$home"
+}
+
+# One line per nccl-tests binary: its outcome, the wrong count from every data row, the average busbw.
+nccl_tests_run() {
+  local bin=$1 np=$2 rc=0
+  local logfile
+  logfile=$RESULTS/nccl-tests-$(basename "$bin")-np$np.log
+  run_bounded "$(run_limit "${NCCL_TESTS_TIMEOUT:-60}")" "$logfile" "${test_mpirun[@]}" -np "$np" \
+    -x NCCL_TESTS_DEVICE=0 -x LD_LIBRARY_PATH="$BUILD_DIR/nccl:${LD_LIBRARY_PATH:-}" -x NCCL_NVLS_ENABLE=0 \
+    "$bin" -b 8 -e "${NCCL_TESTS_MAXBYTES:-16M}" -f 8 -g 1 -c 1 -w 2 -n 5 || rc=$?
+  # Data rows: size, count, type, redop, root, then out-of-place and in-place (time, algbw, busbw,
+  # #wrong) each; a wrong column may read N/A where a test has no in-place form.
+  local rows wrong
+  rows=$(grep -cE '^ +[0-9]+ +[0-9]+ ' "$logfile")
+  wrong=$(awk '/^ +[0-9]+ +[0-9]+ / { for (i = 6; i <= NF; i++) if ((i - 5) % 4 == 0 && $i ~ /^[0-9]+$/) s += $i }
+               END { print s + 0 }' "$logfile")
+  local status=ok
+  grep -q 'Out of bounds values : 0 OK' "$logfile" || status=FAILED
+  [ "$rc" -ne 0 ] && status="FAILED (exit $rc)"
+  [ "$rows" -eq 0 ] && status="NO DATA ROWS"
+  [ "$wrong" -ne 0 ] && status=FAILED
+  printf '%-26s np %d  %-18s rows %3d  #wrong %d  %s\n' "$(basename "$bin")" "$np" "$status" "$rows" "$wrong" \
+    "$(grep -o 'Avg bus bandwidth *: *[0-9.]*' "$logfile" | sed 's/ *: */ /')"
+  [ "$status" = ok ]
+}
+
+# One framework test under mpirun: its closing lines' counts over the ranks and its outcome.
+framework_run() {
+  local name=$1 np=$2 logfile=$RESULTS/frameworks-$1-np$2.log rc=0
+  shift 2
+  run_bounded "$(run_limit "${FRAMEWORK_TIMEOUT:-120}")" "$logfile" "${test_mpirun[@]}" -np "$np" \
+    -x MASTER_ADDR=127.0.0.1 -x MASTER_PORT=$((29500 + RANDOM % 1000)) -x NCCL_NVLS_ENABLE=0 \
+    -x PATH "$@" || rc=$?
+  local passed failed
+  passed=$(grep -oE ': [0-9]+ passed' "$logfile" | awk '{ s += $2 } END { print s + 0 }')
+  failed=$(grep -oE ', [0-9]+ failed' "$logfile" | awk '{ s += $2 } END { print s + 0 }')
+  local status=ok
+  [ "$rc" -ne 0 ] && status="FAILED (exit $rc)"
+  [ "$failed" -ne 0 ] && status=FAILED
+  [ "$passed" -eq 0 ] && status="${status/ok/NO CHECKS}"
+  printf '%-26s np %d  %-18s checks passed %d, failed %d (summed over ranks)\n' "$name" "$np" "$status" "$passed" "$failed"
+  [ "$status" = ok ]
+}
+
+mode_nccl() {
+  find_gpus
+  local include
+  include=$(nccl_wheel_include)
+  [ -n "$include" ] && configure_args+=("-DALLOY_NCCL_INCLUDE_DIR=$include")
+  build
+  local lib=$BUILD_DIR/nccl/libnccl.so.2
+  [ -e "$lib" ] || { log "no $lib after the build: was nccl.h found? (see $RESULTS/configure.log)"; exit 1; }
+  lib=$(cd "$(dirname "$lib")" && pwd)/libnccl.so.2
+  start_budget "${NCCL_BUDGET:-420}"
+  local bad=0 lines=()
+
+  local ctest_rc=0
+  timeout "$(run_limit 120)" ctest --test-dir "$BUILD_DIR" -R nccl --output-on-failure >"$RESULTS/nccl-ctest.log" 2>&1 ||
+    ctest_rc=$?
+  lines+=("ctest -R nccl: $(grep -E 'tests passed|tests failed' "$RESULTS/nccl-ctest.log" | tail -1) (exit $ctest_rc)")
+  [ "$ctest_rc" -ne 0 ] && bad=1
+
+  local tests_src=.thirdparty/nccl-tests home mpi_home
+  if [ -f "$tests_src/src/Makefile" ] && [ -n "$include" ]; then
+    home=$(nccl_home_of_alloy "$include")
+    mpi_home=$(dirname "$(mpicc --showme:incdirs | tr ' ' '\n' | grep -m1 include)")
+    if make -C "$tests_src" -j "$(nproc)" MPI=1 MPI_HOME="$mpi_home" NCCL_HOME="$home" CUDA_HOME=/usr/local/cuda \
+         NVCC_GENCODE="-gencode=arch=compute_90,code=sm_90" >"$RESULTS/nccl-tests-build.log" 2>&1; then
+      local bin
+      for bin in "$tests_src"/build/*_perf; do
+        lines+=("$(nccl_tests_run "$bin" "${NCCL_TESTS_NP:-2}" || echo BAD)")
+      done
+      lines+=("nccl-tests link: $(ldd "$tests_src/build/all_reduce_perf" | grep -o 'libnccl.so.2 => [^ ]*')")
+    else
+      lines+=("nccl-tests: build FAILED (see $RESULTS/nccl-tests-build.log)")
+      bad=1
+    fi
+  else
+    lines+=("nccl-tests: not run (put NVIDIA's nccl-tests source in $tests_src and carry it)")
+  fi
+
+  local py=tests/nccl_frameworks
+  lines+=("$(framework_run torch 2 -x LD_PRELOAD="$lib" python3 "$py/torch_distributed.py" || echo BAD)")
+  lines+=("$(framework_run torch 4 -x LD_PRELOAD="$lib" python3 "$py/torch_distributed.py" || echo BAD)")
+  lines+=("$(framework_run ctypes 2 python3 "$py/ctypes_graph.py" "$lib" || echo BAD)")
+  lines+=("$(framework_run cupy 2 -x LD_PRELOAD="$lib" python3 "$py/cupy_comm.py" || echo BAD)")
+
+  local line
+  for line in "${lines[@]}"; do
+    case $line in *BAD | *FAILED* | *"NO "*) bad=1 ;; esac
+  done
+  {
+    echo
+    echo "==== gpu-check nccl summary ===="
+    echo "machine: $NGPU x $gpu_name; ranks share the GPU(s); library: $lib"
+    echo "nccl.h: ${include:-searched by CMake}"
+    for line in "${lines[@]}"; do echo "${line%BAD}"; done
+    result_line "$bad" 0 "$RESULTS/nccl-*.log $RESULTS/frameworks-*.log" NCCL_BUDGET
+    echo "results: $RESULTS"
+  } | tee "$RESULTS/summary.txt"
+  [ "$bad" -eq 0 ]
+}

@@ -9,10 +9,6 @@
 
 namespace alloy {
 
-const char* bootstrapPathName(BootstrapPath path) {
-  return path == BootstrapPath::Pmix ? "pmix" : "mpi";
-}
-
 alloyResult_t exchangeEndpoints(MPI_Comm comm, const void* mine, size_t bytes,
                                 std::vector<uint8_t>* all, BootstrapPath* used) {
   // ALLOY_BOOTSTRAP must be set alike on every rank (launchers export the environment to all).

@@ -10,12 +10,9 @@
 #include <vector>
 
 #include "alloy.h"
+#include "bootstrap.h"
 
 namespace alloy {
-
-enum class BootstrapPath { Pmix, Mpi };
-
-const char* bootstrapPathName(BootstrapPath path);
 
 // Collective over comm. On success *all holds nranks * bytes bytes and *used says which path carried
 // them. Every rank returns the same result code.

@@ -1,16 +1,14 @@
 // The communicator object behind alloyComm_t.
 #pragma once
 
-#include <mpi.h>
-
 #include <memory>
 #include <string>
 #include <vector>
 
 #include "alloy.h"
+#include "bootstrap.h"
 #include "device_comm.h"
 #include "endpoint.h"
-#include "exchange.h"
 #include "topology.h"
 
 namespace alloy {
@@ -22,7 +20,9 @@ class NetChannel;
 }
 
 struct alloyComm {
-  MPI_Comm mpiComm = MPI_COMM_NULL;  // private duplicate of the caller's communicator
+  // How the ranks reach each other outside the GPU engine (creation, destroy's barrier); declared first
+  // so that it is freed last.
+  std::unique_ptr<alloy::Bootstrap> bootstrap;
   int rank = 0;
   int nranks = 0;
   int cudaDevice = -1;               // -1: host-only communicator (no CUDA device on this machine)
@@ -55,6 +55,14 @@ struct alloyComm {
 };
 
 namespace alloy {
+
+// Collective over bootstrap's ranks: the creation shared by every way of making a communicator. config
+// may be NULL; on failure *comm is untouched and every rank returns an error.
+alloyResult_t commCreate(std::unique_ptr<Bootstrap> bootstrap, const alloyConfig_t* config, alloyComm_t* comm);
+
+// The collective half of alloyCommDestroy: waits for this rank's device work on comm, then for every
+// rank's, so that no peer still writes into memory about to be freed. After it, deleting comm is local.
+alloyResult_t commFinalize(alloyComm_t comm);
 
 // Checks the common arguments of a GPU operation (comm valid, GPU engine usable, stream) and makes the
 // communicator's device current. name is the API function, for messages.

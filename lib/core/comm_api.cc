@@ -22,9 +22,6 @@ alloyComm::~alloyComm() {
     launchOrder.reset();
     local.reset();
   }
-  int finalized = 0;
-  MPI_Finalized(&finalized);
-  if (mpiComm != MPI_COMM_NULL && !finalized) MPI_Comm_free(&mpiComm);
 }
 
 namespace alloy {
@@ -35,17 +32,15 @@ alloyResult_t checkComm(alloyComm_t comm, const char* name) {
   return alloySuccess;
 }
 
-// MPI_Barrier that keeps driving the communicator's network channel: UCX emulates RMA with active
+// A barrier that keeps driving the communicator's network channel: UCX emulates RMA with active
 // messages over tcp and shared memory, so a peer's last puts and flushes complete only while this rank
 // progresses.
-void progressingBarrier(alloyComm_t comm) {
-  MPI_Request request = MPI_REQUEST_NULL;
-  if (MPI_Ibarrier(comm->mpiComm, &request) != MPI_SUCCESS) return;
-  int done = 0;
-  while (!done && MPI_Test(&request, &done, MPI_STATUS_IGNORE) == MPI_SUCCESS) {
-    comm->net->progress();
-    comm->net->progressInbound();
-  }
+alloyResult_t progressingBarrier(alloyComm_t comm) {
+  net::NetChannel* channel = comm->net.get();
+  return comm->bootstrap->barrier([channel] {
+    channel->progress();
+    channel->progressInbound();
+  });
 }
 }  // namespace
 
@@ -111,6 +106,36 @@ std::string describeAsyncError(alloyComm_t comm, alloyResult_t asyncError) {
   return text;
 }
 
+alloyResult_t commFinalize(alloyComm_t comm) {
+  if (!comm->local) return alloySuccess;
+  alloyResult_t result = alloySuccess;
+  // Peers' kernels write into this rank's workspace: every rank drains its own device first, then
+  // waits for all others, so no kernel anywhere still touches memory about to be unmapped.
+  DeviceGuard guard(comm->cudaDevice);
+  cudaError_t err = cudaDeviceSynchronize();
+  if (err != cudaSuccess)
+    result = fail(alloyCudaError, "alloyCommDestroy: cudaDeviceSynchronize failed: %s", cudaGetErrorString(err));
+  Rejections seen;
+  if (comm->handshake && takeUnreportedRejection(comm, &seen))
+    logWarn("alloyCommDestroy: rank %d: %d operation(s) on this communicator were skipped on every rank "
+            "because another rank rejected its arguments (the latest: rank %d, mark %d, the MPI error "
+            "class for MPIX calls), and no call or query reported it here", comm->rank, seen.count,
+            seen.rank, seen.mark);
+  alloyResult_t barrier = alloySuccess;
+  if (comm->net) {
+    // The same between hosts: this rank's puts and credits complete at their targets (drain), and
+    // the barrier keeps progressing the transport, whose peers may need this rank to land theirs.
+    net::ProxyThread::remove(comm->net.get());
+    const alloyResult_t drained = comm->net->drain();
+    if (drained != alloySuccess && result == alloySuccess) result = drained;
+    barrier = progressingBarrier(comm);
+  } else {
+    barrier = comm->bootstrap->barrier(nullptr);
+  }
+  if (barrier != alloySuccess && result == alloySuccess) result = barrier;
+  return result;
+}
+
 const EndpointBlob& commPeerBlob(alloyComm_t comm, int peer) { return comm->blobs.at(peer); }
 
 BootstrapPath commBootstrapPath(alloyComm_t comm) { return comm->bootstrapPath; }
@@ -123,31 +148,7 @@ extern "C" {
 
 ALLOY_API alloyResult_t alloyCommDestroy(alloyComm_t comm) {
   ALLOY_TRY(alloy::checkComm(comm, "alloyCommDestroy"));
-  alloyResult_t result = alloySuccess;
-  if (comm->local) {
-    // Peers' kernels write into this rank's workspace: every rank drains its own device first, then
-    // waits for all others, so no kernel anywhere still touches memory about to be unmapped.
-    alloy::DeviceGuard guard(comm->cudaDevice);
-    cudaError_t err = cudaDeviceSynchronize();
-    if (err != cudaSuccess)
-      result = fail(alloyCudaError, "alloyCommDestroy: cudaDeviceSynchronize failed: %s", cudaGetErrorString(err));
-    alloy::Rejections seen;
-    if (comm->handshake && alloy::takeUnreportedRejection(comm, &seen))
-      alloy::logWarn("alloyCommDestroy: rank %d: %d operation(s) on this communicator were skipped on every rank "
-                     "because another rank rejected its arguments (the latest: rank %d, mark %d, the MPI error "
-                     "class for MPIX calls), and no call or query reported it here", comm->rank, seen.count,
-                     seen.rank, seen.mark);
-    if (comm->net) {
-      // The same between hosts: this rank's puts and credits complete at their targets (drain), and
-      // the barrier keeps progressing the transport, whose peers may need this rank to land theirs.
-      alloy::net::ProxyThread::remove(comm->net.get());
-      const alloyResult_t drained = comm->net->drain();
-      if (drained != alloySuccess && result == alloySuccess) result = drained;
-      alloy::progressingBarrier(comm);
-    } else {
-      MPI_Barrier(comm->mpiComm);
-    }
-  }
+  const alloyResult_t result = alloy::commFinalize(comm);
   delete comm;
   return result;
 }

@@ -1,5 +1,5 @@
-// alloyCommCreateFromMPI: argument checks agreed by every rank, endpoint exchange, topology, and the
-// intra-node transport. See docs/architecture.md for the data flow.
+// Communicator creation over any bootstrap (commCreate) and its MPI entry point, alloyCommCreateFromMPI:
+// argument checks agreed by every rank, endpoint exchange, topology, and the intra-node transport. See docs/architecture.md for the data flow.
 #include <cstring>
 
 #include "comm.h"
@@ -10,6 +10,7 @@
 #include "local_transport.h"
 #include "launch_order.h"
 #include "log.h"
+#include "mpi_bootstrap.h"
 #include "net_channel.h"
 #include "net_setup.h"
 #include "proxy_thread.h"
@@ -47,20 +48,6 @@ alloyResult_t checkLocalArguments(const alloyConfig_t* config, alloyComm_t* comm
   return selectCudaDevice(effective->cudaDevice, &effective->cudaDevice);
 }
 
-// Every rank learns whether all ranks succeeded. A failing rank keeps its own message; the others
-// report which rank failed, so no rank goes on into a collective step that a peer skipped.
-alloyResult_t agree(MPI_Comm comm, alloyResult_t mine, const char* step) {
-  int rank = 0, nranks = 0;
-  MPI_Comm_rank(comm, &rank);
-  MPI_Comm_size(comm, &nranks);
-  int vote = mine == alloySuccess ? nranks : rank, lowest = nranks;
-  if (MPI_Allreduce(&vote, &lowest, 1, MPI_INT, MPI_MIN, comm) != MPI_SUCCESS)
-    return fail(alloyInternalError, "MPI_Allreduce failed while agreeing on %s", step);
-  if (mine != alloySuccess) return mine;
-  if (lowest != nranks) return fail(alloyRemoteError, "rank %d failed during %s", lowest, step);
-  return alloySuccess;
-}
-
 // FNV-1a: a stable hash of plain bytes, computed alike on every rank.
 uint64_t hashBytes(const void* data, size_t bytes) {
   uint64_t hash = 14695981039346656037ull;
@@ -92,7 +79,7 @@ bool connectGpu(alloyComm* comm, std::unique_ptr<LocalTransport> prepared, alloy
   }
   if (result == alloySuccess) result = LaunchOrder::create(&order);
   if (result != alloySuccess && reason.empty()) reason = lastError();
-  result = agree(comm->mpiComm, result, "GPU transport set-up");
+  result = agree(*comm->bootstrap, result, "GPU transport set-up");
   if (result == alloySuccess) {
     comm->local = std::move(prepared);
     comm->launchOrder = std::move(order);
@@ -112,7 +99,7 @@ bool connectGpu(alloyComm* comm, std::unique_ptr<LocalTransport> prepared, alloy
 alloyResult_t connectHosts(alloyComm* comm, const std::vector<uint64_t>& hostOf, NetSetup setup) {
   alloyResult_t result = alloySuccess;
   if (setup.channel) result = connectNet(setup.channel.get(), comm->blobs, hostOf, comm->rank);
-  ALLOY_TRY(agree(comm->mpiComm, result, "connections between hosts"));
+  ALLOY_TRY(agree(*comm->bootstrap, result, "connections between hosts"));
   comm->netUnavailableReason = setup.unavailable;
   if (!setup.channel) return alloySuccess;
   comm->net = std::move(setup.channel);
@@ -124,11 +111,8 @@ alloyResult_t connectHosts(alloyComm* comm, const std::vector<uint64_t>& hostOf,
 
 // Every rank's host identity, before the endpoint exchange: the GPU engine is sized for the ranks of
 // this host, and the network channel for the others.
-alloyResult_t gatherHosts(MPI_Comm comm, uint64_t mine, int nranks, std::vector<uint64_t>* hostOf) {
-  hostOf->assign(nranks, 0);
-  if (MPI_Allgather(&mine, 1, MPI_UINT64_T, hostOf->data(), 1, MPI_UINT64_T, comm) != MPI_SUCCESS)
-    return fail(alloyInternalError, "MPI_Allgather of the ranks' host identities failed");
-  return alloySuccess;
+alloyResult_t gatherHosts(Bootstrap& bootstrap, uint64_t mine, std::vector<uint64_t>* hostOf) {
+  return agree(bootstrap, allgatherValues(bootstrap, mine, hostOf), "the exchange of host identities");
 }
 
 void fillEngineSettings(int nranks, EndpointBlob* blob) {
@@ -176,6 +160,21 @@ alloyResult_t checkEngineSettingsAgree(const std::vector<EndpointBlob>& blobs) {
   return alloySuccess;
 }
 
+// The GPU engine maps each local peer's memory with CUDA IPC, which a process cannot do to itself, and
+// the per-thread group state assumes one rank per thread: two ranks of one communicator in one process
+// (threads, or one thread creating both in a group) are refused on every rank alike (every rank holds
+// every blob). Equal host identity and pid means one process; the host identity keeps two machines'
+// equal pids apart.
+alloyResult_t checkOneRankPerProcess(const std::vector<EndpointBlob>& blobs) {
+  for (size_t r = 1; r < blobs.size(); ++r)
+    for (size_t q = 0; q < r; ++q)
+      if (blobs[q].hostHash == blobs[r].hostHash && blobs[q].pid == blobs[r].pid)
+        return fail(alloyInvalidUsage,
+                    "ranks %zu and %zu of the communicator are in one process (pid %d on %s); Alloy runs one rank "
+                    "per process", q, r, blobs[r].pid, blobs[r].hostName);
+  return alloySuccess;
+}
+
 alloyResult_t build(alloyComm* comm, const alloyConfig_t& config) {
   comm->cudaDevice = config.cudaDevice;
   comm->timeoutMs = config.timeoutMs > 0 ? config.timeoutMs : envInt("ALLOY_TIMEOUT_MS", kDefaultTimeoutMs, 1, kMaxTimeoutMs);
@@ -183,7 +182,7 @@ alloyResult_t build(alloyComm* comm, const alloyConfig_t& config) {
   EndpointBlob mine;
   fillHostIdentity(&mine);
   std::vector<uint64_t> hostOf;
-  ALLOY_TRY(gatherHosts(comm->mpiComm, mine.hostHash, comm->nranks, &hostOf));
+  ALLOY_TRY(gatherHosts(*comm->bootstrap, mine.hostHash, &hostOf));
   comm->topology = computeLocalTopology(hostOf, comm->rank);
   fillEngineSettings(comm->topology.localSize, &mine);
   std::unique_ptr<LocalTransport> transport;
@@ -192,23 +191,24 @@ alloyResult_t build(alloyComm* comm, const alloyConfig_t& config) {
   NetSetup netSetup;
   if (comm->cudaDevice >= 0) {
     DeviceGuard guard(comm->cudaDevice);
-    ALLOY_TRY(agree(comm->mpiComm, fillGpuIdentity(comm->cudaDevice, &mine), "GPU identification"));
+    ALLOY_TRY(agree(*comm->bootstrap, fillGpuIdentity(comm->cudaDevice, &mine), "GPU identification"));
     prepared = prepareLocalTransport(comm->cudaDevice, comm->topology.localSize, comm->timeoutMs, &mine, &transport);
     unpreparedReason = prepared == alloySuccess ? "" : lastError();
     if (comm->topology.spansHosts()) netSetup = prepareNet(comm->rank, hostOf, comm->cudaDevice, comm->timeoutMs, &mine);
   } else {
-    ALLOY_TRY(agree(comm->mpiComm, alloySuccess, "GPU identification"));
+    ALLOY_TRY(agree(*comm->bootstrap, alloySuccess, "GPU identification"));
   }
-  if (comm->topology.spansHosts()) ALLOY_TRY(agree(comm->mpiComm, netSetup.result, "the transport between hosts"));
+  if (comm->topology.spansHosts()) ALLOY_TRY(agree(*comm->bootstrap, netSetup.result, "the transport between hosts"));
 
   std::vector<uint8_t> all;
-  ALLOY_TRY(exchangeEndpoints(comm->mpiComm, &mine, sizeof(mine), &all, &comm->bootstrapPath));
+  ALLOY_TRY(comm->bootstrap->exchangeEndpoints(&mine, sizeof(mine), &all, &comm->bootstrapPath));
   comm->blobs.resize(comm->nranks);
   std::memcpy(comm->blobs.data(), all.data(), all.size());
   for (int r = 0; r < comm->nranks; ++r) {
     if (comm->blobs[r].magic != kEndpointMagic || comm->blobs[r].version != kEndpointVersion)
       return fail(alloyRemoteError, "rank %d sent an endpoint blob of another Alloy version", r);
   }
+  ALLOY_TRY(checkOneRankPerProcess(comm->blobs));
   ALLOY_TRY(checkEngineSettingsAgree(comm->blobs));
   comm->orderKey = hashBytes(&comm->blobs[0], sizeof(EndpointBlob));
   logInfo("rank %d/%d: endpoints exchanged over %s; local rank %d of %d; CUDA device %d", comm->rank,
@@ -222,6 +222,21 @@ alloyResult_t build(alloyComm* comm, const alloyConfig_t& config) {
 }
 
 }  // namespace
+
+alloyResult_t commCreate(std::unique_ptr<Bootstrap> bootstrap, const alloyConfig_t* config, alloyComm_t* comm) {
+  auto created = std::make_unique<alloyComm>();
+  created->rank = bootstrap->rank();
+  created->nranks = bootstrap->nranks();
+  created->bootstrap = std::move(bootstrap);
+  alloyConfig_t effective;
+  alloyResult_t result = checkLocalArguments(config, comm, &effective);
+  result = agree(*created->bootstrap, result, "argument checks");
+  if (result == alloySuccess) result = build(created.get(), effective);
+  if (result != alloySuccess) return result;  // ~alloyComm frees whatever was built
+  *comm = created.release();
+  return alloySuccess;
+}
+
 }  // namespace alloy
 
 extern "C" ALLOY_API alloyResult_t alloyCommCreateFromMPI(MPI_Comm mpiComm, const alloyConfig_t* config,
@@ -241,21 +256,8 @@ extern "C" ALLOY_API alloyResult_t alloyCommCreateFromMPI(MPI_Comm mpiComm, cons
     return fail(alloyInvalidArgument, "mpiComm: not a valid MPI communicator");
   if (inter)
     return fail(alloyInvalidArgument, "mpiComm: an inter-communicator; expected an intra-communicator");
-
-  auto created = std::make_unique<alloyComm>();
-  // Our own duplicate: internal traffic never mixes with the caller's, and errors on it return codes
-  // instead of invoking the caller's error handler.
-  if (MPI_Comm_dup(mpiComm, &created->mpiComm) != MPI_SUCCESS)
-    return fail(alloyInternalError, "MPI_Comm_dup of mpiComm failed");
-  MPI_Comm_set_errhandler(created->mpiComm, MPI_ERRORS_RETURN);
-  MPI_Comm_rank(created->mpiComm, &created->rank);
-  MPI_Comm_size(created->mpiComm, &created->nranks);
-
-  alloyConfig_t effective;
-  alloyResult_t result = checkLocalArguments(config, comm, &effective);
-  result = agree(created->mpiComm, result, "argument checks");
-  if (result == alloySuccess) result = build(created.get(), effective);
-  if (result != alloySuccess) return result;  // ~alloyComm frees whatever was built
-  *comm = created.release();
-  return alloySuccess;
+  std::unique_ptr<Bootstrap> bootstrap;
+  ALLOY_TRY(MpiBootstrap::create(mpiComm, &bootstrap));
+  return commCreate(std::move(bootstrap), config, comm);
 }
+

@@ -1,0 +1,59 @@
+#include "mpi_bootstrap.h"
+
+#include "error.h"
+#include "exchange.h"
+
+namespace alloy {
+
+alloyResult_t MpiBootstrap::create(MPI_Comm userComm, std::unique_ptr<Bootstrap>* out) {
+  MPI_Comm dup = MPI_COMM_NULL;
+  if (MPI_Comm_dup(userComm, &dup) != MPI_SUCCESS) return fail(alloyInternalError, "MPI_Comm_dup of mpiComm failed");
+  MPI_Comm_set_errhandler(dup, MPI_ERRORS_RETURN);
+  out->reset(new MpiBootstrap(dup));
+  return alloySuccess;
+}
+
+MpiBootstrap::MpiBootstrap(MPI_Comm comm) : comm_(comm) {
+  MPI_Comm_rank(comm_, &rank_);
+  MPI_Comm_size(comm_, &nranks_);
+}
+
+MpiBootstrap::~MpiBootstrap() {
+  // A communicator destroyed after MPI_Finalize (at exit, say) has nothing left to free on the MPI side.
+  int finalized = 0;
+  MPI_Finalized(&finalized);
+  if (!finalized) MPI_Comm_free(&comm_);
+}
+
+alloyResult_t MpiBootstrap::allgather(const void* mine, size_t bytes, std::vector<uint8_t>* all) {
+  return exchangeOverMpi(comm_, mine, bytes, all);
+}
+
+alloyResult_t MpiBootstrap::exchangeEndpoints(const void* mine, size_t bytes, std::vector<uint8_t>* all,
+                                              BootstrapPath* used) {
+  return alloy::exchangeEndpoints(comm_, mine, bytes, all, used);
+}
+
+alloyResult_t MpiBootstrap::minimum(int mine, int* lowest) {
+  if (MPI_Allreduce(&mine, lowest, 1, MPI_INT, MPI_MIN, comm_) != MPI_SUCCESS)
+    return fail(alloyInternalError, "MPI_Allreduce failed");
+  return alloySuccess;
+}
+
+alloyResult_t MpiBootstrap::barrier(const std::function<void()>& progress) {
+  if (!progress) {
+    if (MPI_Barrier(comm_) != MPI_SUCCESS) return fail(alloyInternalError, "MPI_Barrier failed");
+    return alloySuccess;
+  }
+  MPI_Request request = MPI_REQUEST_NULL;
+  if (MPI_Ibarrier(comm_, &request) != MPI_SUCCESS) return fail(alloyInternalError, "MPI_Ibarrier failed");
+  int done = 0;
+  while (!done) {
+    if (MPI_Test(&request, &done, MPI_STATUS_IGNORE) != MPI_SUCCESS)
+      return fail(alloyInternalError, "MPI_Test of the barrier failed");
+    if (!done) progress();
+  }
+  return alloySuccess;
+}
+
+}  // namespace alloy

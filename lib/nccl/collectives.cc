@@ -1,0 +1,150 @@
+// The collectives, send/recv, and VCCL's ncclAlltoAllv, passed to Alloy's: the datatypes and built-in operators
+// are numbered alike, so values pass through; Alloy checks everything else and its message names the
+// argument. Gather and scatter, which Alloy has no collective for, are groups of sends and receives.
+#include "alloy_nccl.h"
+#include "datatype.h"
+#include "error.h"
+#include "nccl_comm.h"
+
+static_assert(ncclInt8 == static_cast<int>(alloyInt8) && ncclUint8 == static_cast<int>(alloyUint8) &&
+                  ncclInt32 == static_cast<int>(alloyInt32) && ncclUint32 == static_cast<int>(alloyUint32) &&
+                  ncclInt64 == static_cast<int>(alloyInt64) && ncclUint64 == static_cast<int>(alloyUint64) &&
+                  ncclFloat16 == static_cast<int>(alloyFloat16) && ncclFloat32 == static_cast<int>(alloyFloat32) &&
+                  ncclFloat64 == static_cast<int>(alloyFloat64) && ncclBfloat16 == static_cast<int>(alloyBfloat16) &&
+                  ncclFloat8e4m3 == static_cast<int>(alloyFloat8e4m3) &&
+                  ncclFloat8e5m2 == static_cast<int>(alloyFloat8e5m2) && ncclNumTypes == static_cast<int>(alloyNumTypes),
+              "ncclDataType_t and alloyDataType_t number their types alike");
+static_assert(ncclSum == static_cast<int>(alloySum) && ncclProd == static_cast<int>(alloyProd) &&
+                  ncclMax == static_cast<int>(alloyMax) && ncclMin == static_cast<int>(alloyMin) &&
+                  ncclAvg == static_cast<int>(alloyAvg) && ncclNumOps == static_cast<int>(alloyNumOps),
+              "ncclRedOp_t and alloyRedOp_t number the built-in operators alike");
+
+using namespace alloy::nccl;
+
+namespace {
+
+alloyDataType_t type(ncclDataType_t datatype) { return static_cast<alloyDataType_t>(datatype); }
+
+// The communicator, and for reductions the operator: an operator beyond the built-in ones would be one that
+// ncclRedOpCreatePreMulSum made, which Alloy refuses to make.
+alloyResult_t check(const ncclComm* comm, const char* function) {
+  alloy::clearLastError();
+  return checkComm(comm, function);
+}
+
+alloyResult_t checkReduction(const ncclComm* comm, ncclRedOp_t op, const char* function) {
+  ALLOY_TRY(check(comm, function));
+  if (static_cast<int>(op) < 0 || op >= ncclNumOps)
+    return alloy::fail(alloyInvalidArgument, "%s: op is %d; expected a built-in operator (ncclSum .. ncclAvg): Alloy "
+                       "makes no ncclRedOpCreatePreMulSum operators", function, static_cast<int>(op));
+  return alloySuccess;
+}
+
+// Gather (toRoot) or scatter: one block of count elements between root and every rank, as one group.
+alloyResult_t rootedExchange(bool toRoot, const void* sendbuff, void* recvbuff, size_t count, ncclDataType_t datatype,
+                             int root, ncclComm_t comm, cudaStream_t stream, const char* function) {
+  ALLOY_TRY(check(comm, function));
+  ALLOY_TRY(alloy::checkDataType(type(datatype), function));
+  int nranks = 0, rank = 0;
+  ALLOY_TRY(alloyCommCount(comm->alloy, &nranks));
+  ALLOY_TRY(alloyCommUserRank(comm->alloy, &rank));
+  if (root < 0 || root >= nranks)
+    return alloy::fail(alloyInvalidArgument, "%s: root is %d; expected 0 <= root < %d", function, root, nranks);
+  const size_t block = count * alloy::dataTypeSize(type(datatype));
+  ALLOY_TRY(alloyGroupStart());
+  alloyResult_t result = alloySuccess;
+  if (rank == root) {
+    for (int peer = 0; peer < nranks && result == alloySuccess; ++peer) {
+      result = toRoot ? alloyRecv(static_cast<char*>(recvbuff) + peer * block, count, type(datatype), peer, comm->alloy, stream)
+                      : alloySend(static_cast<const char*>(sendbuff) + peer * block, count, type(datatype), peer,
+                                  comm->alloy, stream);
+    }
+  }
+  if (result == alloySuccess)
+    result = toRoot ? alloySend(sendbuff, count, type(datatype), root, comm->alloy, stream)
+                    : alloyRecv(recvbuff, count, type(datatype), root, comm->alloy, stream);
+  // The group is closed whatever happened; a failed operation inside it makes alloyGroupEnd enqueue nothing.
+  const alloyResult_t ended = alloyGroupEnd();
+  return result != alloySuccess ? result : ended;
+}
+
+}  // namespace
+
+extern "C" {
+
+ncclResult_t ncclAllReduce(const void* sendbuff, void* recvbuff, size_t count, ncclDataType_t datatype, ncclRedOp_t op,
+                           ncclComm_t comm, cudaStream_t stream) {
+  ALLOY_NCCL_TRY(checkReduction(comm, op, "ncclAllReduce"));
+  return toNccl(alloyAllReduce(sendbuff, recvbuff, count, type(datatype), static_cast<alloyRedOp_t>(op), comm->alloy,
+                               stream));
+}
+
+ncclResult_t ncclReduce(const void* sendbuff, void* recvbuff, size_t count, ncclDataType_t datatype, ncclRedOp_t op,
+                        int root, ncclComm_t comm, cudaStream_t stream) {
+  ALLOY_NCCL_TRY(checkReduction(comm, op, "ncclReduce"));
+  return toNccl(alloyReduce(sendbuff, recvbuff, count, type(datatype), static_cast<alloyRedOp_t>(op), root, comm->alloy,
+                            stream));
+}
+
+ncclResult_t ncclReduceScatter(const void* sendbuff, void* recvbuff, size_t recvcount, ncclDataType_t datatype,
+                               ncclRedOp_t op, ncclComm_t comm, cudaStream_t stream) {
+  ALLOY_NCCL_TRY(checkReduction(comm, op, "ncclReduceScatter"));
+  return toNccl(alloyReduceScatter(sendbuff, recvbuff, recvcount, type(datatype), static_cast<alloyRedOp_t>(op),
+                                   comm->alloy, stream));
+}
+
+ncclResult_t ncclBroadcast(const void* sendbuff, void* recvbuff, size_t count, ncclDataType_t datatype, int root,
+                           ncclComm_t comm, cudaStream_t stream) {
+  ALLOY_NCCL_TRY(check(comm, "ncclBroadcast"));
+  return toNccl(alloyBroadcast(sendbuff, recvbuff, count, type(datatype), root, comm->alloy, stream));
+}
+
+// The in-place broadcast of NCCL's first API.
+ncclResult_t ncclBcast(void* buff, size_t count, ncclDataType_t datatype, int root, ncclComm_t comm, cudaStream_t stream) {
+  ALLOY_NCCL_TRY(check(comm, "ncclBcast"));
+  return toNccl(alloyBroadcast(buff, buff, count, type(datatype), root, comm->alloy, stream));
+}
+
+ncclResult_t ncclAllGather(const void* sendbuff, void* recvbuff, size_t sendcount, ncclDataType_t datatype,
+                           ncclComm_t comm, cudaStream_t stream) {
+  ALLOY_NCCL_TRY(check(comm, "ncclAllGather"));
+  return toNccl(alloyAllGather(sendbuff, recvbuff, sendcount, type(datatype), comm->alloy, stream));
+}
+
+ncclResult_t ncclAlltoAll(const void* sendbuff, void* recvbuff, size_t count, ncclDataType_t datatype, ncclComm_t comm,
+                          cudaStream_t stream) {
+  ALLOY_NCCL_TRY(check(comm, "ncclAlltoAll"));
+  return toNccl(alloyAlltoAll(sendbuff, recvbuff, count, type(datatype), comm->alloy, stream));
+}
+
+ncclResult_t ncclAlltoAllv(const void* sendbuff, const size_t sendcounts[], const size_t sdispls[], void* recvbuff,
+                           const size_t recvcounts[], const size_t rdispls[], void* relaybuff, ncclDataType_t datatype,
+                           ncclComm_t comm, cudaStream_t stream) {
+  ALLOY_NCCL_TRY(check(comm, "ncclAlltoAllv"));
+  return toNccl(alloyAlltoAllv(sendbuff, sendcounts, sdispls, recvbuff, recvcounts, rdispls, relaybuff, type(datatype),
+                               comm->alloy, stream));
+}
+
+ncclResult_t ncclGather(const void* sendbuff, void* recvbuff, size_t count, ncclDataType_t datatype, int root,
+                        ncclComm_t comm, cudaStream_t stream) {
+  return toNccl(rootedExchange(true, sendbuff, recvbuff, count, datatype, root, comm, stream, "ncclGather"));
+}
+
+ncclResult_t ncclScatter(const void* sendbuff, void* recvbuff, size_t count, ncclDataType_t datatype, int root,
+                         ncclComm_t comm, cudaStream_t stream) {
+  return toNccl(rootedExchange(false, sendbuff, recvbuff, count, datatype, root, comm, stream, "ncclScatter"));
+}
+
+ncclResult_t ncclSend(const void* sendbuff, size_t count, ncclDataType_t datatype, int peer, ncclComm_t comm,
+                      cudaStream_t stream) {
+  ALLOY_NCCL_TRY(check(comm, "ncclSend"));
+  return toNccl(alloySend(sendbuff, count, type(datatype), peer, comm->alloy, stream));
+}
+
+ncclResult_t ncclRecv(void* recvbuff, size_t count, ncclDataType_t datatype, int peer, ncclComm_t comm,
+                      cudaStream_t stream) {
+  ALLOY_NCCL_TRY(check(comm, "ncclRecv"));
+  return toNccl(alloyRecv(recvbuff, count, type(datatype), peer, comm->alloy, stream));
+}
+
+}  // extern "C"

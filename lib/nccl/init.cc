@@ -1,0 +1,216 @@
+// Unique ids and communicator creation: ncclGetUniqueId, ncclCommInitRank(Config), ncclCommInitAll,
+// ncclCommInitRankScalable, ncclCommSplit. Creation completes before the call returns, also for a
+// non-blocking config (which then never sees ncclInProgress).
+#include <algorithm>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "comm.h"
+#include "error.h"
+#include "nccl_comm.h"
+#include "root.h"
+#include "socket_bootstrap.h"
+
+static_assert(sizeof(ncclUniqueId) == alloy::kUniqueIdBytes, "an ncclUniqueId holds the bootstrap's id");
+
+namespace alloy {
+namespace nccl {
+namespace {
+
+constexpr unsigned int kConfigMagic = 0xcafebeef;  // what NCCL_CONFIG_INITIALIZER writes
+
+}  // namespace
+
+alloyResult_t currentDevice(int* device) {
+  int count = 0;
+  if (cudaGetDeviceCount(&count) != cudaSuccess) {
+    cudaGetLastError();  // no device or no driver: a host-only communicator, not an error
+    count = 0;
+  }
+  *device = -1;
+  if (count > 0) ALLOY_CUDA_TRY(cudaGetDevice(device));
+  return alloySuccess;
+}
+
+alloyResult_t readConfig(const ncclConfig_t* config, const char* function, bool* blocking) {
+  if (config == nullptr) return alloySuccess;
+  if (config->magic != kConfigMagic)
+    return fail(alloyInvalidArgument, "%s: config->magic is 0x%x; initialise the structure with NCCL_CONFIG_INITIALIZER",
+                function, config->magic);
+  if (config->size < offsetof(ncclConfig_t, blocking) + sizeof(int))
+    return fail(alloyInvalidArgument, "%s: config->size %zu is too small for an ncclConfig_t", function, config->size);
+  if (config->blocking != NCCL_CONFIG_UNDEF_INT) {
+    if (config->blocking != 0 && config->blocking != 1)
+      return fail(alloyInvalidArgument, "%s: config->blocking is %d; expected 0 or 1", function, config->blocking);
+    *blocking = config->blocking == 1;
+  }
+  return alloySuccess;
+}
+
+alloyResult_t checkInitArguments(const ncclComm_t* out, int nranks, int rank, const char* function) {
+  if (out == nullptr) return fail(alloyInvalidArgument, "%s: comm is NULL; expected a pointer to receive the communicator", function);
+  if (nranks < 1) return fail(alloyInvalidArgument, "%s: nranks is %d; expected at least 1", function, nranks);
+  if (rank < 0 || rank >= nranks)
+    return fail(alloyInvalidArgument, "%s: rank is %d; expected 0 <= rank < nranks (%d)", function, rank, nranks);
+  return alloySuccess;
+}
+
+alloyResult_t createFromId(const uint8_t* id, int nranks, int rank, bool blocking, int device, ncclComm_t* out) {
+  alloyConfig_t config = ALLOY_CONFIG_INITIALIZER;
+  config.cudaDevice = device;
+  std::unique_ptr<Bootstrap> bootstrap;
+  ALLOY_TRY(SocketBootstrap::join(id, nranks, rank, &bootstrap));
+  auto comm = std::make_unique<ncclComm>();
+  comm->blocking = blocking;
+  ALLOY_TRY(commCreate(std::move(bootstrap), &config, &comm->alloy));
+  *out = comm.release();
+  return alloySuccess;
+}
+
+namespace {
+
+ncclResult_t initRank(ncclComm_t* comm, int nranks, const ncclUniqueId& id, int rank, const ncclConfig_t* config,
+                      const char* function) {
+  clearLastError();
+  bool blocking = true;
+  alloyResult_t result = checkInitArguments(comm, nranks, rank, function);
+  if (result == alloySuccess) result = readConfig(config, function, &blocking);
+  int device = -1;
+  if (result == alloySuccess) result = currentDevice(&device);
+  if (result != alloySuccess) return toNccl(result);
+  if (deferInit(comm, nranks, id, rank, blocking, device)) return ncclSuccess;
+  return toNccl(createFromId(reinterpret_cast<const uint8_t*>(id.internal), nranks, rank, blocking, device, comm));
+}
+
+// One rank's part of a split, as every rank of the parent learns it.
+struct SplitVote {
+  int32_t color;
+  int32_t key;
+};
+
+// The members of color, ordered as the new communicator ranks them: by key, then by parent rank.
+std::vector<int> membersOf(const std::vector<SplitVote>& votes, int color) {
+  std::vector<int> members;
+  for (int r = 0; r < static_cast<int>(votes.size()); ++r)
+    if (votes[r].color == color) members.push_back(r);
+  std::stable_sort(members.begin(), members.end(), [&](int a, int b) { return votes[a].key < votes[b].key; });
+  return members;
+}
+
+// Collective over the parent: every rank votes (color, key); the lowest parent rank of each color starts
+// a root for it, and the roots' ids travel over the parent; every member then joins its color's id.
+alloyResult_t split(ncclComm_t parent, int color, int key, bool blocking, ncclComm_t* out) {
+  Bootstrap& bootstrap = *parent->alloy->bootstrap;
+  std::vector<SplitVote> votes;
+  alloyResult_t result = allgatherValues(bootstrap, SplitVote{color, key}, &votes);
+  ALLOY_TRY(agree(bootstrap, result, "ncclCommSplit's exchange of colors"));
+  const std::vector<int> members = color == NCCL_SPLIT_NOCOLOR ? std::vector<int>() : membersOf(votes, color);
+  const bool leader = !members.empty() && *std::min_element(members.begin(), members.end()) == bootstrap.rank();
+  ncclUniqueId mine;
+  std::memset(&mine, 0, sizeof(mine));
+  result = leader ? startRoot(reinterpret_cast<uint8_t*>(mine.internal)) : alloySuccess;
+  std::vector<ncclUniqueId> ids;
+  if (result == alloySuccess) result = allgatherValues(bootstrap, mine, &ids);
+  ALLOY_TRY(agree(bootstrap, result, "ncclCommSplit's start of the new communicators' roots"));
+  if (members.empty()) {
+    *out = nullptr;
+    return alloySuccess;
+  }
+  const int newRank = static_cast<int>(std::find(members.begin(), members.end(), bootstrap.rank()) - members.begin());
+  const int leaderRank = *std::min_element(members.begin(), members.end());
+  // The child's device is the parent's, as in NCCL, whatever the thread's current device is now.
+  return createFromId(reinterpret_cast<const uint8_t*>(ids[leaderRank].internal), static_cast<int>(members.size()),
+                      newRank, blocking, parent->alloy->cudaDevice, out);
+}
+
+}  // namespace
+}  // namespace nccl
+}  // namespace alloy
+
+using namespace alloy::nccl;
+
+extern "C" {
+
+ncclResult_t ncclGetUniqueId(ncclUniqueId* uniqueId) {
+  alloy::clearLastError();
+  if (uniqueId == nullptr)
+    return toNccl(alloy::fail(alloyInvalidArgument, "ncclGetUniqueId: uniqueId is NULL; expected a pointer"));
+  return toNccl(alloy::startRoot(reinterpret_cast<uint8_t*>(uniqueId->internal)));
+}
+
+ncclResult_t ncclCommInitRank(ncclComm_t* comm, int nranks, ncclUniqueId commId, int rank) {
+  return initRank(comm, nranks, commId, rank, nullptr, "ncclCommInitRank");
+}
+
+ncclResult_t ncclCommInitRankConfig(ncclComm_t* comm, int nranks, ncclUniqueId commId, int rank, ncclConfig_t* config) {
+  return initRank(comm, nranks, commId, rank, config, "ncclCommInitRankConfig");
+}
+
+ncclResult_t ncclCommInitRankScalable(ncclComm_t* newcomm, int nranks, int myrank, int nId, ncclUniqueId* commIds,
+                                      ncclConfig_t* config) {
+  alloy::clearLastError();
+  if (nId < 1) return toNccl(alloy::fail(alloyInvalidArgument, "ncclCommInitRankScalable: nId is %d; expected at least 1", nId));
+  if (commIds == nullptr)
+    return toNccl(alloy::fail(alloyInvalidArgument, "ncclCommInitRankScalable: commIds is NULL; expected nId ids"));
+  // Several ids spread NCCL's bootstrap over several roots; one root gathers every rank here, the first id's
+  // (every rank passes the same ids in the same order), and the process holding another id's root stops it.
+  for (int i = 1; i < nId; ++i) alloy::retireRoot(reinterpret_cast<const uint8_t*>(commIds[i].internal));
+  return initRank(newcomm, nranks, commIds[0], myrank, config, "ncclCommInitRankScalable");
+}
+
+// One device per process is Alloy's model (CUDA IPC cannot map a process's own memory, and each rank is one
+// process): a single device is served, several are refused.
+ncclResult_t ncclCommInitAll(ncclComm_t* comm, int ndev, const int* devlist) {
+  alloy::clearLastError();
+  if (comm == nullptr) return toNccl(alloy::fail(alloyInvalidArgument, "ncclCommInitAll: comm is NULL; expected an array of ndev"));
+  if (ndev != 1)
+    return toNccl(alloy::fail(ndev < 1 ? alloyInvalidArgument : alloyInvalidUsage,
+                              "ncclCommInitAll: ndev is %d; Alloy's libnccl.so.2 runs one rank per process, so only "
+                              "ndev 1 is served (start one process per GPU instead)", ndev));
+  int device = -1;
+  ALLOY_NCCL_TRY(currentDevice(&device));
+  if (devlist != nullptr) {
+    int count = 0;
+    if (cudaGetDeviceCount(&count) != cudaSuccess) {
+      cudaGetLastError();
+      count = 0;
+    }
+    if (devlist[0] < 0 || devlist[0] >= count)
+      return toNccl(alloy::fail(alloyInvalidArgument, "ncclCommInitAll: devlist[0] is %d; this process sees %d CUDA "
+                                "device%s", devlist[0], count, count == 1 ? "" : "s"));
+    device = devlist[0];
+  }
+  ncclUniqueId id;
+  const ncclResult_t result = ncclGetUniqueId(&id);
+  if (result != ncclSuccess) return result;
+  return toNccl(createFromId(reinterpret_cast<const uint8_t*>(id.internal), 1, 0, true, device, comm));
+}
+
+ncclResult_t ncclCommSplit(ncclComm_t comm, int color, int key, ncclComm_t* newcomm, ncclConfig_t* config) {
+  alloy::clearLastError();
+  alloyResult_t result = checkComm(comm, "ncclCommSplit");
+  if (result != alloySuccess) return toNccl(result);
+  if (newcomm == nullptr)
+    result = alloy::fail(alloyInvalidArgument, "ncclCommSplit: newcomm is NULL; expected a pointer to receive the communicator");
+  if (result == alloySuccess && color < 0 && color != NCCL_SPLIT_NOCOLOR)
+    result = alloy::fail(alloyInvalidArgument, "ncclCommSplit: color is %d; expected a color >= 0 or NCCL_SPLIT_NOCOLOR",
+                         color);
+  bool blocking = comm->blocking;
+  if (result == alloySuccess) result = readConfig(config, "ncclCommSplit", &blocking);
+  // Every rank learns whether all arguments passed before any takes part in the split's exchanges.
+  result = alloy::agree(*comm->alloy->bootstrap, result, "ncclCommSplit's argument checks");
+  if (result != alloySuccess) return toNccl(result);
+  return toNccl(split(comm, color, key, blocking, newcomm));
+}
+
+ncclResult_t ncclCommShrink(ncclComm_t, int*, int, ncclComm_t*, ncclConfig_t*, int) {
+  return refuse("ncclCommShrink", "the excluded ranks do not take part, and Alloy's creation needs every rank of the "
+                "parent; use ncclCommSplit with NCCL_SPLIT_NOCOLOR on the ranks to leave out");
+}
+
+ncclResult_t ncclCommRevoke(ncclComm_t, int) {
+  return refuse("ncclCommRevoke", "Alloy cannot stop a communicator's operations and keep it; use ncclCommAbort");
+}
+
+}  // extern "C"

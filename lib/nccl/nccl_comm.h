@@ -1,0 +1,64 @@
+// The communicator behind ncclComm_t in Alloy's libnccl.so.2, and the translation of results: the NCCL
+// API is a thin layer over Alloy's own (an alloyComm created over the unique-id bootstrap).
+#pragma once
+
+#include <nccl.h>
+
+#include <memory>
+#include <vector>
+
+#include "alloy.h"
+
+// A registration of ncclCommRegister: only its record (Alloy stages through its workspace and keeps no
+// per-buffer state), so that ncclCommDeregister can tell a handle of this communicator from anything else.
+struct ncclRegistration {
+  void* buffer;
+  size_t bytes;
+};
+
+struct ncclComm {
+  alloyComm_t alloy = nullptr;
+  bool blocking = true;    // config->blocking; creation completes before returning either way
+  bool finalized = false;  // ncclCommFinalize done: destroy is then local
+  std::vector<std::unique_ptr<ncclRegistration>> registrations;
+};
+
+// Returns the NCCL code of a failed Alloy step; its message is already recorded.
+#define ALLOY_NCCL_TRY(expr)                                                   \
+  do {                                                                         \
+    const alloyResult_t alloy_nccl_result_ = (expr);                           \
+    if (alloy_nccl_result_ != alloySuccess) return ::alloy::nccl::toNccl(alloy_nccl_result_); \
+  } while (0)
+
+namespace alloy {
+namespace nccl {
+
+// alloyResult_t to ncclResult_t: equal codes where NCCL has them; a timeout is ncclRemoteError (a peer did not
+// answer) and an unsupported request ncclInvalidUsage; the message of alloyGetLastError says which.
+ncclResult_t toNccl(alloyResult_t result);
+
+// A call that Alloy's libnccl.so.2 exports but does not serve: ncclInvalidUsage, and why in ncclGetLastError.
+ncclResult_t refuse(const char* function, const char* why);
+
+// Checks comm of a call named function; the message names the argument.
+alloyResult_t checkComm(const ncclComm* comm, const char* function);
+
+// What ncclCommInitRankConfig and ncclCommSplit read of an ncclConfig_t (NULL: defaults). *blocking is
+// inherited when the config leaves it undefined.
+alloyResult_t readConfig(const ncclConfig_t* config, const char* function, bool* blocking);
+
+// The calling thread's current CUDA device, as NCCL takes it at creation; -1 where the process sees none.
+alloyResult_t currentDevice(int* device);
+
+// Collective over the ranks that pass id: the bootstrap, Alloy's creation on CUDA device `device` (-1:
+// host-only), and the wrapper. *out is untouched on failure.
+alloyResult_t createFromId(const uint8_t* id, int nranks, int rank, bool blocking, int device, ncclComm_t* out);
+
+// Arguments of a creation, checked before anything collective: out, nranks, rank.
+alloyResult_t checkInitArguments(const ncclComm_t* out, int nranks, int rank, const char* function);
+
+// Inside ncclGroupStart/End, creations wait for the group's end (group.cc).
+bool deferInit(ncclComm_t* out, int nranks, const ncclUniqueId& id, int rank, bool blocking, int device);
+
+}  // namespace nccl
+}  // namespace alloy

@@ -4,7 +4,9 @@
 # ranks sharing the GPU(s):
 #   1. build Alloy with libnccl.so.2 made from the nvidia-nccl wheel's nccl.h, and its ctests (-R nccl);
 #   2. nccl-tests, built from NVIDIA's public source in .thirdparty/nccl-tests (not part of Alloy: fetch it
-#      there and carry it), with MPI, against Alloy's library, every operation with -c 1 (#wrong must be 0);
+#      there and carry it; version 2.17.10, commit c379e19, the last whose alltoall builds against NCCL
+#      2.28.9's nccl_device.h: later ones use the device API of 2.29), with MPI, against Alloy's library,
+#      every operation with -c 1 (#wrong must be 0);
 #   3. torch.distributed, a ctypes wrapper opening the library by path inside a CUDA graph, and CuPy's
 #      NcclCommunicator (tests/nccl_frameworks), each preloading Alloy's library;
 # then a table of each run and its counts.

@@ -19,12 +19,13 @@ nccl_wheel_include() {
   done
 }
 
-# A folder laid out as nccl-tests' NCCL_HOME expects (include/nccl.h, lib/libnccl.so) whose library is
-# Alloy's: nccl-tests then links and runs against it.
+# A folder laid out as nccl-tests' NCCL_HOME expects (include/, lib/libnccl.so) whose library is Alloy's:
+# nccl-tests then links and runs against it. Every header of the wheel goes in, nccl_device.h too: the CUDA
+# toolkit of the GPU machines carries an older nccl_device.h that nccl-tests would find otherwise.
 nccl_home_of_alloy() {
   local home=$RESULTS/nccl-home include=$1
   rm -rf "$home" && mkdir -p "$home/include" "$home/lib" || return 1
-  ln -s "$include/nccl.h" "$home/include/nccl.h"
+  ln -s "$include"/* "$home/include/"
   ln -s "$(cd "$BUILD_DIR/nccl" && pwd)"/libnccl.so* "$home/lib/"
   echo "$home"
 }

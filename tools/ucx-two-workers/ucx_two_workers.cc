@@ -6,10 +6,11 @@
 // one worker, as Alloy does with the thread off). Per round, every pair that talks exchanges Alloy's
 // messages: a "ready" as a 64-bit atomic swap into the peer's control line, then, once the peer's ready has
 // landed here, the data and its header as one eager active message that the target's handler writes
-// (data first). Rank 1 may start each round late (-l), as the channel test RunsAhead's late rank does.
+// (data first), or, above -e bytes, as Alloy sends larger transfers: puts of -c bytes each, a flush of the
+// endpoint, and once it completed the header as another atomic swap. Rank 1 may start each round late (-l), as the channel test RunsAhead's late rank does.
 //
 //   mpirun -np N ucx-two-workers [-n ITERATIONS] [-r ROUNDS] [-l LATE_MS] [-d IDLE_MS] [-t TIMEOUT_MS] [-s BYTES]
-//                                [-p all|01] [-1]
+//                                [-e EAGER_BYTES] [-c CHUNK_BYTES] [-p all|01] [-1]
 //
 // -d: after creating its endpoints each rank stays away from UCX for a random 0..IDLE_MS ms before its
 // workers are progressed, as Alloy's creation does (the caller's thread creates the endpoints, then waits
@@ -23,6 +24,7 @@
 #include <mpi.h>
 #include <ucp/api/ucp.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdint>
@@ -53,6 +55,8 @@ struct Options {
   int idleMs = 0;
   int timeoutMs = 3000;
   size_t bytes = 4096;
+  size_t eagerBytes = 65536;  // Alloy's ALLOY_NET_EAGER_BYTES
+  size_t chunkBytes = 65536;
   bool allPairs = true;  // false: only ranks 0 and 1 talk (RunsAhead); the others only connect
   bool twoWorkers = true;
 };
@@ -60,7 +64,7 @@ struct Options {
 Options parse(int argc, char** argv) {
   static const char* const kUsage =
       "usage: ucx-two-workers [-n ITERATIONS] [-r ROUNDS] [-l LATE_MS] [-d IDLE_MS] [-t TIMEOUT_MS] [-s BYTES] "
-      "[-p all|01] [-1]";
+      "[-e EAGER_BYTES] [-c CHUNK_BYTES] [-p all|01] [-1]";
   Options o;
   for (int i = 1; i < argc; ++i) {
     const std::string flag = argv[i];
@@ -83,7 +87,9 @@ Options parse(int argc, char** argv) {
     else if (flag == "-l" && value < 600000) o.lateMs = static_cast<int>(value);
     else if (flag == "-d" && value < 600000) o.idleMs = static_cast<int>(value);
     else if (flag == "-t" && value > 0 && value < 3600000) o.timeoutMs = static_cast<int>(value);
-    else if (flag == "-s" && value > 0 && value <= (1u << 20)) o.bytes = value;
+    else if (flag == "-s" && value > 0 && value <= (64u << 20)) o.bytes = value;
+    else if (flag == "-e" && value <= (64u << 20)) o.eagerBytes = value;
+    else if (flag == "-c" && value > 0 && value <= (64u << 20)) o.chunkBytes = value;
     else die("arguments", flag + " " + text + ": out of range or unknown (" + kUsage + ")");
   }
   return o;
@@ -177,7 +183,8 @@ void posted(Sent* s, ucs_status_ptr_t result) {
 class Host {
  public:
   Host(const Options& o, int rank, int nranks)
-      : o_(o), rank_(rank), nranks_(nranks), region_(nranks, o.bytes), readies_(nranks), datas_(nranks) {
+      : o_(o), rank_(rank), nranks_(nranks), region_(nranks, o.bytes), readies_(nranks), datas_(nranks),
+        headers_(nranks), out_(o.bytes) {
     context_ = ucxtool::initContext(UCP_FEATURE_RMA | UCP_FEATURE_AMO64 | UCP_FEATURE_AM, true);
     outbound_ = ucxtool::createWorker(context_);
     inbound_ = o.twoWorkers ? ucxtool::createWorker(context_) : outbound_;
@@ -219,11 +226,11 @@ class Host {
   bool round(uint64_t n) {
     std::vector<Sent>& readies = readies_;
     std::vector<Sent>& datas = datas_;
-    std::vector<uint8_t> out(o_.bytes);
+    std::vector<uint8_t>& out = out_;
     for (size_t b = 0; b < out.size(); ++b) out[b] = static_cast<uint8_t>(b * 131 + rank_ * 17 + n);
     if (rank_ == 1 && o_.lateMs > 0) std::this_thread::sleep_for(std::chrono::milliseconds(o_.lateMs));
     for (int p = 0; p < nranks_; ++p)
-      if (talks(p)) swapReady(p, n, &readies[p]);
+      if (talks(p)) swap(p, n, region_.ready(rank_), &readies[p]);
     const auto deadline = Clock::now() + std::chrono::milliseconds(o_.timeoutMs);
     std::vector<char> sent(nranks_, 0);
     while (true) {
@@ -234,8 +241,14 @@ class Host {
           sendData(p, n, out, &datas[p]);
           sent[p] = 1;
         }
-        complete = complete && sent[p] && load(region_.header(p)) == n && datas[p].state.load() >= 2 &&
-                   readies[p].state.load() >= 2;
+        // Puts: the header goes once the flush that ordered it after the data completed.
+        if (sent[p] == 1 && o_.bytes > o_.eagerBytes && datas[p].state.load() == 2) {
+          swap(p, n, region_.header(rank_), &headers_[p]);
+          sent[p] = 2;
+        }
+        const bool delivered = o_.bytes > o_.eagerBytes ? sent[p] == 2 && headers_[p].state.load() >= 2
+                                                        : sent[p] == 1 && datas[p].state.load() >= 2;
+        complete = complete && delivered && load(region_.header(p)) == n && readies[p].state.load() >= 2;
       }
       if (complete) break;
       if (!inboundThread_.joinable()) ucp_worker_progress(inbound_);
@@ -342,18 +355,32 @@ class Host {
     return bases_[peer] + (static_cast<const uint8_t*>(local) - reinterpret_cast<const uint8_t*>(region_.words.data()));
   }
 
-  void swapReady(int p, uint64_t n, Sent* s) {
+  // Stores n into the word at `local`'s offset in peer p's region, as Alloy's signal does.
+  void swap(int p, uint64_t n, const uint64_t* local, Sent* s) {
     s->operand = n;
     s->state.store(1);
     ucp_request_param_t params = paramsFor(s);
     params.op_attr_mask |= UCP_OP_ATTR_FIELD_DATATYPE | UCP_OP_ATTR_FIELD_REPLY_BUFFER;
     params.datatype = ucp_dt_make_contig(sizeof(uint64_t));
     params.reply_buffer = &s->reply;
-    posted(s, ucp_atomic_op_nbx(eps_[p], UCP_ATOMIC_OP_SWAP, &s->operand, 1, remote(p, region_.ready(rank_)),
-                                rkeys_[p], &params));
+    posted(s, ucp_atomic_op_nbx(eps_[p], UCP_ATOMIC_OP_SWAP, &s->operand, 1, remote(p, local), rkeys_[p], &params));
   }
 
+  // The data: one eager active message with its header, or puts and a flush (s tracks the flush).
   void sendData(int p, uint64_t n, const std::vector<uint8_t>& out, Sent* s) {
+    if (out.size() > o_.eagerBytes) {
+      for (size_t at = 0; at < out.size(); at += o_.chunkBytes) {
+        ucp_request_param_t params = {};
+        const ucs_status_ptr_t put = ucp_put_nbx(eps_[p], out.data() + at, std::min(o_.chunkBytes, out.size() - at),
+                                                 remote(p, region_.inbox(rank_) + at), rkeys_[p], &params);
+        if (UCS_PTR_IS_ERR(put)) die("ucp_put_nbx", ucs_status_string(UCS_PTR_STATUS(put)));
+        if (UCS_PTR_IS_PTR(put)) ucp_request_free(put);  // the flush covers it
+      }
+      s->state.store(1);
+      ucp_request_param_t params = paramsFor(s);
+      posted(s, ucp_ep_flush_nbx(eps_[p], &params));
+      return;
+    }
     s->header = MessageHeader{remote(p, region_.inbox(rank_)), remote(p, region_.header(rank_)), n, out.size()};
     s->state.store(1);
     ucp_request_param_t params = paramsFor(s);
@@ -394,7 +421,8 @@ class Host {
   Region region_;
   // The operations of the round in hand; members, so that a round given up with operations in flight
   // leaves their callbacks valid memory until the host is torn down (no later round runs then).
-  std::vector<Sent> readies_, datas_;
+  std::vector<Sent> readies_, datas_, headers_;
+  std::vector<uint8_t> out_;  // the round's send bytes, which puts read until their flush completes
   ucp_context_h context_ = nullptr;
   ucp_worker_h outbound_ = nullptr, inbound_ = nullptr;
   ucp_mem_h memh_ = nullptr;
@@ -438,10 +466,11 @@ int main(int argc, char** argv) {
     ucp_get_version(&major, &minor, &release);
     const char* tls = std::getenv("UCX_TLS");
     std::printf("ucx-two-workers: UCX %u.%u.%u, UCX_TLS=%s, %d ranks, %s, %d iterations x %d rounds, late %d ms, "
-                "idle up to %d ms, pairs %s\n",
+                "idle up to %d ms, pairs %s, %zu bytes %s\n",
                 major, minor, release, tls != nullptr ? tls : "(unset)", nranks,
                 o.twoWorkers ? "two workers per process" : "one worker per process", o.iterations, o.rounds, o.lateMs,
-                o.idleMs, o.allPairs ? "all" : "0-1");
+                o.idleMs, o.allPairs ? "all" : "0-1", o.bytes,
+                o.bytes > o.eagerBytes ? "as puts + flush + swap" : "as one eager active message");
     std::printf("Final: %d %d\n", lost, o.iterations);
     std::fflush(stdout);
   }

@@ -100,7 +100,9 @@ mode_nccl() {
       for bin in "$tests_src"/build/*_perf; do
         lines+=("$(nccl_tests_run "$bin" "${NCCL_TESTS_NP:-2}" || echo BAD)")
       done
-      lines+=("nccl-tests link: $(ldd "$tests_src/build/all_reduce_perf" | grep -o 'libnccl.so.2 => [^ ]*')")
+      # What the runs load: ldd with the runs' library path (the machine has a system libnccl.so.2 too).
+      lines+=("nccl-tests load: $(LD_LIBRARY_PATH="$BUILD_DIR/nccl:${LD_LIBRARY_PATH:-}" ldd "$tests_src/build/all_reduce_perf" |
+        grep -o 'libnccl.so.2 => [^ ]*')")
     else
       lines+=("nccl-tests: build FAILED (see $RESULTS/nccl-tests-build.log)")
       bad=1

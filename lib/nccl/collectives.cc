@@ -32,6 +32,38 @@ alloyResult_t check(const ncclComm* comm, const char* function) {
   return checkComm(comm, function);
 }
 
+// NCCL's alltoall may run in place (nccl-tests does), Alloy's may not (every block would be overwritten while
+// peers still read it): the send blocks go to stream-ordered scratch first, which CUDA graphs capture as an
+// allocation node, and the scratch is freed on the stream once the operation is done with it.
+alloyResult_t inPlaceAlltoAll(void* buffer, size_t count, alloyDataType_t datatype, alloyComm_t comm,
+                              cudaStream_t stream) {
+  int nranks = 0;
+  ALLOY_TRY(alloyCommCount(comm, &nranks));
+  const size_t elementBytes = alloy::dataTypeSize(datatype);
+  if (elementBytes == 0)
+    return alloy::fail(alloyInvalidArgument, "ncclAlltoAll: datatype is %d; expected an ncclDataType_t",
+                       static_cast<int>(datatype));
+  const size_t bytes = count * elementBytes * static_cast<size_t>(nranks);
+  void* scratch = nullptr;
+  cudaError_t err = cudaMallocAsync(&scratch, bytes, stream);
+  if (err == cudaSuccess) err = cudaMemcpyAsync(scratch, buffer, bytes, cudaMemcpyDeviceToDevice, stream);
+  if (err != cudaSuccess) {
+    cudaGetLastError();
+    if (scratch != nullptr) cudaFreeAsync(scratch, stream);
+    return alloy::fail(alloyCudaError, "ncclAlltoAll in place: staging %zu bytes on the stream failed: %s", bytes,
+                       cudaGetErrorString(err));
+  }
+  const alloyResult_t result = alloyAlltoAll(scratch, buffer, count, datatype, comm, stream);
+  err = cudaFreeAsync(scratch, stream);
+  if (result != alloySuccess) return result;
+  if (err != cudaSuccess) {
+    cudaGetLastError();
+    return alloy::fail(alloyCudaError, "ncclAlltoAll in place: freeing the staging on the stream failed: %s",
+                       cudaGetErrorString(err));
+  }
+  return alloySuccess;
+}
+
 alloyResult_t checkReduction(const ncclComm* comm, ncclRedOp_t op, const char* function) {
   ALLOY_TRY(check(comm, function));
   if (static_cast<int>(op) < 0 || op >= ncclNumOps)
@@ -114,7 +146,12 @@ ncclResult_t ncclAllGather(const void* sendbuff, void* recvbuff, size_t sendcoun
 ncclResult_t ncclAlltoAll(const void* sendbuff, void* recvbuff, size_t count, ncclDataType_t datatype, ncclComm_t comm,
                           cudaStream_t stream) {
   ALLOY_NCCL_TRY(check(comm, "ncclAlltoAll"));
-  return toNccl(alloyAlltoAll(sendbuff, recvbuff, count, type(datatype), comm->alloy, stream));
+  int device = -1;
+  ALLOY_NCCL_TRY(alloyCommCuDevice(comm->alloy, &device));
+  // A host-only communicator refuses the call itself, naming why.
+  if (sendbuff != recvbuff || count == 0 || device < 0)
+    return toNccl(alloyAlltoAll(sendbuff, recvbuff, count, type(datatype), comm->alloy, stream));
+  return toNccl(inPlaceAlltoAll(recvbuff, count, type(datatype), comm->alloy, stream));
 }
 
 ncclResult_t ncclAlltoAllv(const void* sendbuff, const size_t sendcounts[], const size_t sdispls[], void* recvbuff,

@@ -10,12 +10,15 @@
 // endpoint, and once it completed the header as another atomic swap. Rank 1 may start each round late (-l), as the channel test RunsAhead's late rank does.
 //
 //   mpirun -np N ucx-two-workers [-n ITERATIONS] [-r ROUNDS] [-l LATE_MS] [-d IDLE_MS] [-t TIMEOUT_MS] [-s BYTES]
-//                                [-e EAGER_BYTES] [-c CHUNK_BYTES] [-p all|01] [-1]
+//                                [-e EAGER_BYTES] [-c CHUNK_BYTES] [-p all|01] [-1] [-P]
 //
 // -d: after creating its endpoints each rank stays away from UCX for a random 0..IDLE_MS ms before its
 // workers are progressed, as Alloy's creation does (the caller's thread creates the endpoints, then waits
 // in MPI collectives before the proxy and inbound threads take the channel), so that peers' connection
 // set-up and first messages reach workers nobody progresses yet.
+// -P: one inbound thread for the whole process, serving the inbound worker of iteration after iteration
+// and sleeping between sweeps once idle, as Alloy's process-wide inbound thread does (without -P each
+// iteration starts a spinning thread of its own).
 //
 // Every iteration builds everything afresh (context, workers, endpoints, memory), as each communicator
 // does. A round that times out prints, per peer, which of its messages never landed here and whether this
@@ -31,6 +34,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <mutex>
 #include <string>
 #include <thread>
 #include <vector>
@@ -59,17 +63,22 @@ struct Options {
   size_t chunkBytes = 65536;
   bool allPairs = true;  // false: only ranks 0 and 1 talk (RunsAhead); the others only connect
   bool twoWorkers = true;
+  bool persistentInbound = false;
 };
 
 Options parse(int argc, char** argv) {
   static const char* const kUsage =
       "usage: ucx-two-workers [-n ITERATIONS] [-r ROUNDS] [-l LATE_MS] [-d IDLE_MS] [-t TIMEOUT_MS] [-s BYTES] "
-      "[-e EAGER_BYTES] [-c CHUNK_BYTES] [-p all|01] [-1]";
+      "[-e EAGER_BYTES] [-c CHUNK_BYTES] [-p all|01] [-1] [-P]";
   Options o;
   for (int i = 1; i < argc; ++i) {
     const std::string flag = argv[i];
     if (flag == "-1") {
       o.twoWorkers = false;
+      continue;
+    }
+    if (flag == "-P") {
+      o.persistentInbound = true;
       continue;
     }
     if (i + 1 >= argc) die("arguments", flag + " needs a value (" + kUsage + ")");
@@ -179,6 +188,62 @@ void posted(Sent* s, ucs_status_ptr_t result) {
   s->state.store(UCS_PTR_STATUS(result) == UCS_OK ? 2 : 3);
 }
 
+// The process-wide inbound thread of -P: progresses every registered worker in turn; after 2 ms without
+// work it sleeps between sweeps, 1 us doubling up to 100 us (Alloy's ALLOY_PROXY_SPIN_US and
+// ALLOY_PROXY_SLEEP_US defaults).
+class InboundServer {
+ public:
+  static InboundServer& instance() {
+    static InboundServer server;
+    return server;
+  }
+  void add(ucp_worker_h worker) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    workers_.push_back(worker);
+    if (!thread_.joinable()) thread_ = std::thread([this] { run(); });
+  }
+  // Once this returns the thread is outside the worker for good.
+  void remove(ucp_worker_h worker) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    workers_.erase(std::remove(workers_.begin(), workers_.end(), worker), workers_.end());
+  }
+  ~InboundServer() {
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      stop_ = true;
+    }
+    if (thread_.joinable()) thread_.join();
+  }
+
+ private:
+  void run() {
+    auto lastBusy = Clock::now();
+    auto sleep = std::chrono::microseconds(1);
+    while (true) {
+      bool busy = false;
+      {
+        std::lock_guard<std::mutex> lock(mutex_);
+        if (stop_) return;
+        for (ucp_worker_h w : workers_) busy = ucp_worker_progress(w) != 0 || busy;
+      }
+      if (busy) {
+        lastBusy = Clock::now();
+        sleep = std::chrono::microseconds(1);
+      }
+      if (busy || Clock::now() - lastBusy < std::chrono::milliseconds(2)) {
+        std::this_thread::yield();
+      } else {
+        std::this_thread::sleep_for(sleep);
+        sleep = std::min(sleep * 2, std::chrono::microseconds(100));
+      }
+    }
+  }
+  std::mutex mutex_;
+  std::vector<ucp_worker_h> workers_;
+  bool stop_ = false;
+  std::thread thread_;
+};
+
 // One iteration's UCX objects, built afresh and released in UCX's order.
 class Host {
  public:
@@ -251,7 +316,7 @@ class Host {
         complete = complete && delivered && load(region_.header(p)) == n && readies[p].state.load() >= 2;
       }
       if (complete) break;
-      if (!inboundThread_.joinable()) ucp_worker_progress(inbound_);
+      if (!inboundServed_) ucp_worker_progress(inbound_);
       ucp_worker_progress(outbound_);
       if (Clock::now() > deadline) {
         report(n, readies, datas, sent);
@@ -269,7 +334,7 @@ class Host {
     MPI_Ibarrier(MPI_COMM_WORLD, &barrier);
     for (int done = 0; !done; MPI_Test(&barrier, &done, MPI_STATUS_IGNORE)) {
       ucp_worker_progress(outbound_);
-      if (!inboundThread_.joinable()) ucp_worker_progress(inbound_);
+      if (!inboundServed_) ucp_worker_progress(inbound_);
     }
     stopInbound();
   }
@@ -323,13 +388,16 @@ class Host {
       state = state * 6364136223846793005ull + 1442695040888963407ull;
       std::this_thread::sleep_for(std::chrono::milliseconds((state >> 33) % static_cast<uint64_t>(o_.idleMs + 1)));
     }
-    if (inbound_ != outbound_) inboundThread_ = std::thread([this] {
+    inboundServed_ = inbound_ != outbound_;
+    if (inboundServed_ && o_.persistentInbound) InboundServer::instance().add(inbound_);
+    else if (inboundServed_) inboundThread_ = std::thread([this] {
         while (!stop_.load(std::memory_order_acquire))
           if (ucp_worker_progress(inbound_) == 0) std::this_thread::yield();
       });
   }
 
   void stopInbound() {
+    if (inboundServed_ && o_.persistentInbound) InboundServer::instance().remove(inbound_);
     stop_.store(true, std::memory_order_release);
     if (inboundThread_.joinable()) inboundThread_.join();
   }
@@ -432,6 +500,7 @@ class Host {
   std::atomic<bool> stop_{false};
   std::atomic<bool> closing_{false};  // past the rounds: endpoint errors are the peers' closes
   std::thread inboundThread_;
+  bool inboundServed_ = false;  // a thread progresses inbound_ (this iteration's or the process-wide one)
 };
 
 }  // namespace
@@ -466,11 +535,12 @@ int main(int argc, char** argv) {
     ucp_get_version(&major, &minor, &release);
     const char* tls = std::getenv("UCX_TLS");
     std::printf("ucx-two-workers: UCX %u.%u.%u, UCX_TLS=%s, %d ranks, %s, %d iterations x %d rounds, late %d ms, "
-                "idle up to %d ms, pairs %s, %zu bytes %s\n",
+                "idle up to %d ms, pairs %s, %zu bytes %s%s\n",
                 major, minor, release, tls != nullptr ? tls : "(unset)", nranks,
                 o.twoWorkers ? "two workers per process" : "one worker per process", o.iterations, o.rounds, o.lateMs,
                 o.idleMs, o.allPairs ? "all" : "0-1", o.bytes,
-                o.bytes > o.eagerBytes ? "as puts + flush + swap" : "as one eager active message");
+                o.bytes > o.eagerBytes ? "as puts + flush + swap" : "as one eager active message",
+                o.persistentInbound ? ", one process-wide sleeping inbound thread" : "");
     std::printf("Final: %d %d\n", lost, o.iterations);
     std::fflush(stdout);
   }

@@ -9,7 +9,16 @@
 #      every operation with -c 1 (#wrong must be 0);
 #   3. torch.distributed, a ctypes wrapper opening the library by path inside a CUDA graph, and CuPy's
 #      NcclCommunicator (tests/nccl_frameworks), each preloading Alloy's library;
+#   4. where UCX is there to build with (the libucx-cu13 wheel in .whl/, as hosts mode takes it), the
+#      torch test and nccl-tests' alltoall, all_reduce and sendrecv again on 4 ranks as 2 virtual hosts x 2
+#      ranks (ALLOY_HOSTID = rank % 2, so a host's ranks are not contiguous) over UCX tcp;
 # then a table of each run and its counts.
+
+# What the runs of step 4 add to every launch: mpirun options, a wrapper before the program, and a tag
+# in their names. Empty for the runs inside one host.
+launch_env=()
+launch_wrap=()
+launch_tag=
 
 # nccl.h of the wheel PyTorch uses on the GPU machines, else nothing (CMake then searches itself).
 nccl_wheel_include() {
@@ -34,10 +43,10 @@ nccl_home_of_alloy() {
 nccl_tests_run() {
   local bin=$1 np=$2 rc=0
   local logfile
-  logfile=$RESULTS/nccl-tests-$(basename "$bin")-np$np.log
+  logfile=$RESULTS/nccl-tests-$(basename "$bin")-np$np${launch_tag// /-}.log
   run_bounded "$(run_limit "${NCCL_TESTS_TIMEOUT:-60}")" "$logfile" "${test_mpirun[@]}" -np "$np" \
     -x NCCL_TESTS_DEVICE=0 -x LD_LIBRARY_PATH="$BUILD_DIR/nccl:${LD_LIBRARY_PATH:-}" -x NCCL_NVLS_ENABLE=0 \
-    "$bin" -b 8 -e "${NCCL_TESTS_MAXBYTES:-16M}" -f 8 -g 1 -c 1 -w 2 -n 5 || rc=$?
+    "${launch_env[@]}" "${launch_wrap[@]}" "$bin" -b 8 -e "${NCCL_TESTS_MAXBYTES:-16M}" -f 8 -g 1 -c 1 -w 2 -n 5 || rc=$?
   # Data rows: size, count, type, redop, root, then out-of-place and in-place (time, algbw, busbw,
   # #wrong) each; a wrong column may read N/A where a test has no in-place form.
   local rows wrong
@@ -49,18 +58,22 @@ nccl_tests_run() {
   [ "$rc" -ne 0 ] && status="FAILED (exit $rc)"
   [ "$rows" -eq 0 ] && status="NO DATA ROWS"
   [ "$wrong" -ne 0 ] && status=FAILED
-  printf '%-26s np %d  %-18s rows %3d  #wrong %d  %s\n' "$(basename "$bin")" "$np" "$status" "$rows" "$wrong" \
+  printf '%-26s np %d  %-18s rows %3d  #wrong %d  %s\n' "$(basename "$bin")$launch_tag" "$np" "$status" "$rows" "$wrong" \
     "$(grep -o 'Avg bus bandwidth *: *[0-9.]*' "$logfile" | sed 's/ *: */ /')"
   [ "$status" = ok ]
 }
 
 # One framework test under mpirun: its closing lines' counts over the ranks and its outcome.
 framework_run() {
-  local name=$1 np=$2 logfile=$RESULTS/frameworks-$1-np$2.log rc=0
+  local name=$1$launch_tag np=$2 logfile=$RESULTS/frameworks-$1-np$2${launch_tag// /-}.log rc=0
   shift 2
+  # Options of mpirun first (-x ...), then the program: the wrapper goes between them.
+  local options=() program=()
+  while [ $# -gt 0 ] && [ "$1" = -x ]; do options+=("$1" "$2"); shift 2; done
+  program=("$@")
   run_bounded "$(run_limit "${FRAMEWORK_TIMEOUT:-120}")" "$logfile" "${test_mpirun[@]}" -np "$np" \
     -x MASTER_ADDR=127.0.0.1 -x MASTER_PORT=$((29500 + RANDOM % 1000)) -x NCCL_NVLS_ENABLE=0 \
-    -x PATH "$@" || rc=$?
+    -x PATH "${options[@]}" "${launch_env[@]}" "${launch_wrap[@]}" "${program[@]}" || rc=$?
   local passed failed
   passed=$(grep -oE ': [0-9]+ passed' "$logfile" | awk '{ s += $2 } END { print s + 0 }')
   failed=$(grep -oE ', [0-9]+ failed' "$logfile" | awk '{ s += $2 } END { print s + 0 }')
@@ -74,6 +87,16 @@ framework_run() {
 
 mode_nccl() {
   find_gpus
+  # UCX for step 4, from the wheel as hosts mode takes it; the runs then need its libraries and modules.
+  local wheels=() have_ucx=0
+  shopt -s nullglob
+  wheels=(.whl/libucx_cu13-*.whl)
+  shopt -u nullglob
+  # shellcheck disable=SC1091  # checked on its own
+  if [ ${#wheels[@]} -eq 1 ] && source scripts/ucx-wheel.sh "${wheels[0]}"; then
+    have_ucx=1
+    launch_env=(-x LD_LIBRARY_PATH -x UCX_MODULE_DIR)
+  fi
   local include
   include=$(nccl_wheel_include)
   [ -n "$include" ] && configure_args+=("-DALLOY_NCCL_INCLUDE_DIR=$include")
@@ -90,13 +113,12 @@ mode_nccl() {
   lines+=("ctest -R nccl: $(grep -E 'tests passed|tests failed' "$RESULTS/nccl-ctest.log" | tail -1) (exit $ctest_rc)")
   [ "$ctest_rc" -ne 0 ] && bad=1
 
-  local tests_src=.thirdparty/nccl-tests home mpi_home
+  local tests_src=.thirdparty/nccl-tests home mpi_home bin
   if [ -f "$tests_src/src/Makefile" ] && [ -n "$include" ]; then
     home=$(nccl_home_of_alloy "$include")
     mpi_home=$(dirname "$(mpicc --showme:incdirs | tr ' ' '\n' | grep -m1 include)")
     if make -C "$tests_src" -j "$(nproc)" MPI=1 MPI_HOME="$mpi_home" NCCL_HOME="$home" CUDA_HOME=/usr/local/cuda \
          NVCC_GENCODE="-gencode=arch=compute_90,code=sm_90" >"$RESULTS/nccl-tests-build.log" 2>&1; then
-      local bin
       for bin in "$tests_src"/build/*_perf; do
         lines+=("$(nccl_tests_run "$bin" "${NCCL_TESTS_NP:-2}" || echo BAD)")
       done
@@ -116,6 +138,21 @@ mode_nccl() {
   lines+=("$(framework_run torch 4 -x LD_PRELOAD="$lib" python3 "$py/torch_distributed.py" || echo BAD)")
   lines+=("$(framework_run ctypes 2 python3 "$py/ctypes_graph.py" "$lib" || echo BAD)")
   lines+=("$(framework_run cupy 2 -x LD_PRELOAD="$lib" python3 "$py/cupy_comm.py" || echo BAD)")
+
+  if [ "$have_ucx" = 1 ] && grep -q 'UCX ON' "$RESULTS/configure.log"; then
+    launch_env+=(-x ALLOY_NET=ucx -x UCX_TLS=tcp -x ALLOY_TIMEOUT_MS=30000)
+    # shellcheck disable=SC2016  # expanded by each rank's shell
+    launch_wrap=(bash -c 'export ALLOY_HOSTID=vhost$((OMPI_COMM_WORLD_RANK % 2)); exec "$@"' sh)
+    launch_tag=" 2x2 hosts"
+    lines+=("$(framework_run torch 4 -x LD_PRELOAD="$lib" python3 "$py/torch_distributed.py" || echo BAD)")
+    if [ -x "$tests_src/build/alltoall_perf" ]; then
+      for bin in alltoall all_reduce sendrecv; do
+        lines+=("$(nccl_tests_run "$tests_src/build/${bin}_perf" 4 || echo BAD)")
+      done
+    fi
+  else
+    lines+=("between virtual hosts: not run (no UCX to build with: put pip's libucx-cu13 wheel in .whl/)")
+  fi
 
   local line
   for line in "${lines[@]}"; do

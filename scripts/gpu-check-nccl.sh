@@ -44,9 +44,11 @@ nccl_tests_run() {
   local bin=$1 np=$2 rc=0
   local logfile
   logfile=$RESULTS/nccl-tests-$(basename "$bin")-np$np${launch_tag// /-}.log
+  # launch_env first: its -x LD_LIBRARY_PATH (the UCX wheel's) would otherwise replace the one that puts
+  # Alloy's library ahead of the machine's own libnccl.so.2 (mpirun keeps the last -x of a name).
   run_bounded "$(run_limit "${NCCL_TESTS_TIMEOUT:-60}")" "$logfile" "${test_mpirun[@]}" -np "$np" \
-    -x NCCL_TESTS_DEVICE=0 -x LD_LIBRARY_PATH="$BUILD_DIR/nccl:${LD_LIBRARY_PATH:-}" -x NCCL_NVLS_ENABLE=0 \
-    "${launch_env[@]}" "${launch_wrap[@]}" "$bin" -b 8 -e "${NCCL_TESTS_MAXBYTES:-16M}" -f 8 -g 1 -c 1 -w 2 -n 5 || rc=$?
+    "${launch_env[@]}" -x NCCL_TESTS_DEVICE=0 -x LD_LIBRARY_PATH="$BUILD_DIR/nccl:${LD_LIBRARY_PATH:-}" \
+    -x NCCL_NVLS_ENABLE=0 "${launch_wrap[@]}" "$bin" -b 8 -e "${NCCL_TESTS_MAXBYTES:-16M}" -f 8 -g 1 -c 1 -w 2 -n 5 || rc=$?
   # Data rows: size, count, type, redop, root, then out-of-place and in-place (time, algbw, busbw,
   # #wrong) each; a wrong column may read N/A where a test has no in-place form.
   local rows wrong

@@ -96,6 +96,7 @@ class Proxy {
       // be asleep. A notification that races with its going to sleep is lost, which costs that sleep.
       if (busy && !operationInHand_.exchange(true)) inboundWake_.notify_one();
       if (!busy) operationInHand_.store(false);
+      stepBack();
       std::chrono::microseconds length{0};
       // Yielding costs a system call per sweep and lets ranks that share cores (CI, oversubscribed
       // nodes) run their own proxies.
@@ -118,11 +119,21 @@ class Proxy {
       std::chrono::microseconds length{0};
       if (!pause.due(moved, operationInHand_.load() || waiting_.load() > 0, spin_, maxSleep_, &length)) {
         lock.unlock();
+        stepBack();
         std::this_thread::yield();
       } else {
         inboundWake_.wait_for(lock, length, [this] { return stop_ || operationInHand_.load(); });
       }
     }
+  }
+
+  // Between sweeps, outside its mutex: while add() or remove() waits for the mutexes, a thread stays out
+  // until it has them. A yield alone lets a thread that sweeps without pause take its mutex again before the
+  // waiter runs (glibc's mutexes are not fair), which on an oversubscribed machine can hold communicator
+  // creation for as long as the sweeps go on (the suspected cause of a CI hang of 2026-11-25: in the
+  // three-communicator test at 3 ranks over tcp one rank never served its channels, and printed nothing).
+  void stepBack() const {
+    while (waiting_.load() > 0) std::this_thread::yield();
   }
 
   const std::chrono::microseconds spin_;

@@ -132,8 +132,10 @@ class Proxy {
   // waiter runs (glibc's mutexes are not fair), which on an oversubscribed machine can hold communicator
   // creation for as long as the sweeps go on (the suspected cause of a CI hang of 2026-11-25: in the
   // three-communicator test at 3 ranks over tcp one rank never served its channels, and printed nothing).
+  // It sleeps rather than yields there: with many ranks on few cores (32 on CI's 2), yielding threads of
+  // every process kept the waiters from running (the 32-rank scale test took 66 s instead of 6).
   void stepBack() const {
-    while (waiting_.load() > 0) std::this_thread::yield();
+    while (waiting_.load() > 0) std::this_thread::sleep_for(std::chrono::microseconds(20));
   }
 
   const std::chrono::microseconds spin_;

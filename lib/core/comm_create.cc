@@ -103,9 +103,10 @@ alloyResult_t connectHosts(alloyComm* comm, const std::vector<uint64_t>& hostOf,
   comm->netUnavailableReason = setup.unavailable;
   if (!setup.channel) return alloySuccess;
   comm->net = std::move(setup.channel);
-  net::ProxyThread::add(comm->net.get());
+  // Before the proxy thread takes the channel: describe() reads what that thread changes.
   logInfo("rank %d: %d of %d ranks on other hosts, reached over %s", comm->rank, comm->nranks - comm->topology.localSize,
           comm->nranks, comm->net->describe().c_str());
+  net::ProxyThread::add(comm->net.get());
   return alloySuccess;
 }
 

@@ -456,8 +456,10 @@ bool NetChannel::progress() {
   const long long now = Clock::now().time_since_epoch().count();
   if (moved) lastMove_ = now;
   if (error() == alloySuccess && now - lastMove_ > std::chrono::duration_cast<Clock::duration>(
-                                                        std::chrono::milliseconds(config_.timeoutMs)).count())
+                                                        std::chrono::milliseconds(config_.timeoutMs)).count()) {
+    logStallDetail();
     failWith(alloyTimeout, describeStall());
+  }
   bool complete = true;
   for (auto& p : peers_) complete = complete && p->send == SendState::Idle && p->recvBytes == 0;
   if (complete || error() != alloySuccess) finish();
@@ -481,6 +483,24 @@ std::string NetChannel::describeStall() const {
                 operationName(current_ ? current_->operation : 0), config_.rank, config_.nranks, config_.timeoutMs,
                 waiting.empty() ? "?" : waiting.c_str());
   return text;
+}
+
+// Every peer's side of the protocol and the transport's tally, one line each: with every rank's report of
+// one stall, whether a message was lost before the transport completed it (the sender's tally shows it
+// in flight), after (completed there, never seen here), or never sent (the protocol's state) can be told.
+void NetChannel::logStallDetail() const {
+  static const char* const kSendStates[] = {"idle", "awaiting ready", "put+signalling", "completing", "putting",
+                                            "flushing", "signalling"};
+  for (const auto& p : peers_) {
+    const uint64_t ready = loadWord(staging_->base + readyOffset(p->index));
+    const uint64_t header = loadWord(staging_->base + headerOffset(p->index));
+    logWarn("rank %d: stall detail, peer %d: send #%llu %s (ready word %llu); receive #%llu %s (header #%llu, %llu "
+            "bytes); transport: %s", config_.rank, p->rank, static_cast<unsigned long long>(p->sendOps),
+            kSendStates[static_cast<int>(p->send)], static_cast<unsigned long long>(ready),
+            static_cast<unsigned long long>(p->recvOps), p->recvBytes != 0 ? "waiting" : "done",
+            static_cast<unsigned long long>(header >> 32), static_cast<unsigned long long>(header & 0xffffffffull),
+            transport_->describeTraffic(p->connection).c_str());
+  }
 }
 
 alloyResult_t NetChannel::drain() {

@@ -124,7 +124,9 @@ class NetChannel {
   std::string errorMessage() const;
   // Fails the channel (alloyRemoteError, "aborted") and releases the doorbell.
   void abort();
-  // Which transport carries the connections ("tcp/lo", ...), for logs.
+  // Which transport carries the connections ("tcp/lo", ...), for logs. Caller's thread, and only while
+  // neither proxy thread serves the channel (before ProxyThread::add, after remove): UCX reads endpoint
+  // and protocol state there that the proxy thread changes as it progresses the worker.
   std::string describe() const;
   // What the channel holds, as allocated: docs/architecture.md, "Memory per rank", has it as formulas,
   // which tests/net/net_scale_test.cc checks against this.
@@ -158,6 +160,7 @@ class NetChannel {
   alloyResult_t advanceSend(Peer& p, bool* moved);
   alloyResult_t advanceRecv(Peer& p, bool* moved);
   std::string describeStall() const;
+  void logStallDetail() const;
   void failWith(alloyResult_t code, const std::string& message);
 
   NetChannelConfig config_;

@@ -87,6 +87,9 @@ class Transport {
   // What carries a connection ("tcp/eth0", "posix/memory", ...), for logs; complete once the first
   // operation on it has completed.
   virtual std::string describe(const Connection* c) const = 0;
+  // What c has posted and completed so far, for a stall report (an operation that never completed is
+  // still inside the backend on this side). Same thread rules as the data calls.
+  virtual std::string describeTraffic(const Connection* c) const = 0;
 
   // Makes [base, base + bytes) a source of puts and a target of peers' puts and signals. packedKey gets
   // the bytes a peer passes to importKey() to address it.

@@ -1,5 +1,7 @@
 #include "ucx_connection.h"
 
+#include <cstring>
+
 #include "error.h"
 
 namespace alloy {
@@ -28,7 +30,22 @@ UcxOp* UcxConnection::acquire(const char* what, bool observed) {
   op->status = UCS_OK;
   ++op->generation;
   ++inFlight_;
+  if (Count* c = countOf(what)) ++c->posted;
   return op;
+}
+
+UcxConnection::Count* UcxConnection::countOf(const char* what) {
+  for (size_t k = 0; k < sizeof(kKinds) / sizeof(kKinds[0]); ++k)
+    if (std::strcmp(kKinds[k], what) == 0) return &counts_[k];
+  return nullptr;
+}
+
+std::string UcxConnection::tally() const {
+  std::string text;
+  for (size_t k = 0; k < sizeof(kKinds) / sizeof(kKinds[0]); ++k)
+    text += std::string(k > 0 ? ", " : "") + kKinds[k] + " " + std::to_string(counts_[k].posted) + "/" +
+            std::to_string(counts_[k].completed);
+  return text + (failure != UCS_OK ? std::string(", failed: ") + ucs_status_string(failure) : "");
 }
 
 void UcxConnection::release(UcxOp* op) {
@@ -52,6 +69,7 @@ void UcxConnection::onComplete(void* request, ucs_status_t status, void* user) {
 
 void UcxConnection::complete(UcxOp* op, ucs_status_t status) {
   --inFlight_;
+  if (Count* c = countOf(op->what)) ++c->completed;
   op->status = status;
   // Unobserved, an error has nobody to tell but the connection's later calls.
   if (status != UCS_OK && failure == UCS_OK) failure = status;

@@ -7,6 +7,7 @@
 #include <ucp/api/ucp.h>
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "transport.h"
@@ -51,11 +52,23 @@ class UcxConnection : public Connection {
   alloyResult_t posted(UcxOp* op, ucs_status_ptr_t result, Request* req);
   // test() of a Request of this connection.
   alloyResult_t test(Request* req, bool* done);
+  // Operations posted and completed so far, by kind ("put 12/12, signal 5/4, ..."), for a stall report:
+  // one posted but never completed is still inside UCX on this side.
+  std::string tally() const;
 
  private:
   static void onComplete(void* request, ucs_status_t status, void* user);
   void complete(UcxOp* op, ucs_status_t status);
   void release(UcxOp* op);
+
+  // The kinds an op's `what` names, and per kind the operations posted and completed.
+  static constexpr const char* kKinds[] = {"put", "signal", "put+signal", "flush"};
+  struct Count {
+    uint64_t posted = 0;
+    uint64_t completed = 0;
+  };
+  Count counts_[sizeof(kKinds) / sizeof(kKinds[0])];
+  Count* countOf(const char* what);
 
   int peer_;
   std::vector<UcxOp> ops_;

@@ -74,6 +74,9 @@ class UcxTransport : public Transport {
     const auto* conn = static_cast<const UcxConnection*>(c);
     return describeEndpoint(conn->ep) + (conn->detectsFailure ? "" : ", no peer failure detection");
   }
+  std::string describeTraffic(const Connection* c) const override {
+    return static_cast<const UcxConnection*>(c)->tally();
+  }
   alloyResult_t registerMemory(void* base, size_t bytes, Registration** out, std::vector<uint8_t>* packedKey) override;
   alloyResult_t deregister(Registration* r) override;
   alloyResult_t importKey(Connection* c, const uint8_t* key, size_t bytes, RemoteKey** out) override;

@@ -75,6 +75,7 @@ class VerbsTransport : public Transport {
   alloyResult_t localAddress(std::vector<uint8_t>* bytes) override;
   alloyResult_t connect(int peer, const uint8_t* address, size_t bytes, Connection** out) override;
   std::string describe(const Connection* c) const override;
+  std::string describeTraffic(const Connection* c) const override;
   alloyResult_t registerMemory(void* base, size_t bytes, Registration** out, std::vector<uint8_t>* packedKey) override;
   alloyResult_t deregister(Registration* r) override;
   alloyResult_t importKey(Connection* c, const uint8_t* key, size_t bytes, RemoteKey** out) override;
@@ -342,8 +343,13 @@ std::string VerbsTransport::describe(const Connection* c) const {
   const auto* conn = static_cast<const VerbsConnection*>(c);
   return "verbs/" + port_.device + ":" + std::to_string(port_.port) +
          (port_.link == verbs::LinkLayer::Ethernet ? " (RoCE)" : " (InfiniBand)") +
-         " qp=" + std::to_string(conn->qp->qp_num) + " inflight=" + std::to_string(conn->ops.inFlight()) +
-         " failure=" + (conn->failure.empty() ? "none" : conn->failure);
+         " qp=" + std::to_string(conn->qp->qp_num);
+}
+
+std::string VerbsTransport::describeTraffic(const Connection* c) const {
+  const auto* conn = static_cast<const VerbsConnection*>(c);
+  return "in flight " + std::to_string(conn->ops.inFlight()) +
+         (conn->failure.empty() ? std::string() : ", failed: " + conn->failure);
 }
 
 alloyResult_t VerbsTransport::registerMemory(void* base, size_t bytes, Registration** out,

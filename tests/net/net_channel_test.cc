@@ -17,7 +17,6 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
-#include <cstdlib>
 #include <cstring>
 #include <functional>
 #include <random>
@@ -325,16 +324,7 @@ void NetChannelTest::open(NetGeometry g, long long timeoutMs, std::vector<uint64
 
 void NetChannelTest::TearDown() {
   if (channel == nullptr) return;
-  const alloyResult_t failed = channel->error();
-  // Which transports carried the run's connections, once (the ctest checks it is the forced one).
-  static bool described = false;
-  if (rank == 0 && !described && failed == alloySuccess) {
-    const char* tls = std::getenv("UCX_TLS");
-    std::printf("net channel: UCX_TLS=%s: rank 0's connections run over %s\n", tls != nullptr ? tls : "(unset)",
-                channel->describe().c_str());
-    described = true;
-  }
-  closeChannel(MPI_COMM_WORLD, &channel);
+  closeChannel(MPI_COMM_WORLD, &channel, "net channel");
 }
 
 Traffic NetChannelTest::traffic(const PairPlan& plan) {

@@ -4,6 +4,7 @@
 
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <thread>
 
 #include "mpi_test_util.h"
@@ -65,8 +66,15 @@ void openChannel(MPI_Comm comm, alloy::net::NetGeometry geometry, long long time
   ProxyThread::add(out->get());
 }
 
-void closeChannel(MPI_Comm comm, std::unique_ptr<NetChannel>* channel) {
+void closeChannel(MPI_Comm comm, std::unique_ptr<NetChannel>* channel, const char* reportAs) {
   ProxyThread::remove(channel->get());
+  static bool reported = false;
+  if (reportAs != nullptr && !reported && worldRank() == 0 && (*channel)->error() == alloySuccess) {
+    const char* tls = std::getenv("UCX_TLS");
+    std::printf("%s: UCX_TLS=%s: rank 0's connections run over %s\n", reportAs, tls != nullptr ? tls : "(unset)",
+                (*channel)->describe().c_str());
+    reported = true;
+  }
   // A healthy channel flushes its connections; a failed one returns at once, its error reported already.
   EXPECT_ALLOY(alloySuccess, (*channel)->drain()) << " (rank " << worldRank() << ")";
   MPI_Request barrier;

@@ -32,8 +32,11 @@ void openChannel(MPI_Comm comm, alloy::net::NetGeometry geometry, long long time
 
 // Takes the channel from the proxy thread, drains it, and frees it once every rank of comm has drained,
 // progressing it meanwhile: over tcp and shared memory UCX emulates RMA with active messages, so a peer's
-// last flushes complete only while this rank progresses. Collective over comm.
-void closeChannel(MPI_Comm comm, std::unique_ptr<alloy::net::NetChannel>* channel);
+// last flushes complete only while this rank progresses. Collective over comm. With reportAs, world rank 0
+// prints, once per process and only for a healthy channel, "REPORTAS: UCX_TLS=...: rank 0's connections run
+// over ..." (the ctests check that the forced transport carried the run), read once the proxy thread has
+// let go of the channel (NetChannel::describe may not run before).
+void closeChannel(MPI_Comm comm, std::unique_ptr<alloy::net::NetChannel>* channel, const char* reportAs = nullptr);
 
 // Rings box's doorbell with id as the stream does (a release store of id + 1).
 void ring(alloy::net::NetChannel& channel, int box, uint32_t id);

@@ -113,15 +113,7 @@ void NetScaleTest::open() {
 
 void NetScaleTest::TearDown() {
   if (channel == nullptr) return;
-  // Which transports carried the connections, once (the ctest checks it is the forced one).
-  static bool described = false;
-  if (rank == 0 && !described && channel->error() == alloySuccess) {
-    const char* tls = std::getenv("UCX_TLS");
-    std::printf("net scale: UCX_TLS=%s: rank 0's connections run over %s\n", tls != nullptr ? tls : "(unset)",
-                channel->describe().c_str());
-    described = true;
-  }
-  closeChannel(MPI_COMM_WORLD, &channel);
+  closeChannel(MPI_COMM_WORLD, &channel, "net scale");
 }
 
 // Staging, control lines, doorbells and connections of every rank as docs/architecture.md gives them,

@@ -58,28 +58,48 @@ struct Reduction {
 };
 
 // One reduction among a group of ranks (`members`, the reduction's order; this rank is members[me]):
-// member m reduces elements [parts[m].first, parts[m].first + parts[m].count) of every member's input.
-// An exchange brings every other member's copy of this rank's range into a slot of scratch memory, then
-// the slots and this rank's own range are reduced in member order into dst. prepare() checks and builds
-// everything and enqueues nothing but the scratch allocation, so that an operation of several steps can
-// prepare all of them before it launches any.
+// member m reduces the elements of blocks[m] (ranges of every member's input, concatenated in order).
+// An exchange brings every other member's copy of this rank's blocks into a slot of scratch memory, then
+// the slots and this rank's own copy are reduced in member order into dst. This rank's own copy is read
+// in place where it is one range, and gathered into its slot by sends to itself where it is several.
+// prepare() checks and builds everything and enqueues nothing but the scratch allocation, so that an
+// operation of several steps can prepare all of them before it launches any.
 class GroupReduce {
  public:
   GroupReduce(alloyComm_t comm, const Reduction& r, cudaStream_t stream)
       : comm_(comm), r_(r), stream_(stream), slots_(stream), exchange_(comm, r.operation) {}
 
+  // One range per member.
   alloyResult_t prepare(const std::vector<int>& members, int me, const char* input, const std::vector<Part>& parts,
                         char* dst) {
+    std::vector<std::vector<Part>> blocks(parts.size());
+    for (size_t m = 0; m < parts.size(); ++m) blocks[m] = {parts[m]};
+    return prepare(members, me, input, blocks, dst);
+  }
+
+  alloyResult_t prepare(const std::vector<int>& members, int me, const char* input,
+                        const std::vector<std::vector<Part>>& blocks, char* dst) {
     const size_t es = dataTypeSize(r_.type);
     const int n = static_cast<int>(members.size());
-    const size_t mineBytes = parts[me].count * es;
-    ALLOY_TRY(slots_.allocate(mineBytes * n, r_.function));  // slot `me` stays unused: the input is read instead
+    size_t mineCount = 0;
+    for (const Part& b : blocks[me]) mineCount += b.count;
+    const size_t mineBytes = mineCount * es;
+    const bool gatherOwn = blocks[me].size() > 1;
+    // Slot `me` is used only when this rank's own blocks are gathered; otherwise the input is read.
+    ALLOY_TRY(slots_.allocate(mineBytes * n, r_.function));
     for (int m = 0; m < n; ++m) {
-      if (m == me) continue;
-      if (parts[m].count > 0) exchange_.addSend(members[m], input + parts[m].first * es, parts[m].count * es);
-      if (mineBytes > 0) exchange_.addRecv(members[m], slots_.get() + m * mineBytes, mineBytes);
+      if (m == me && !gatherOwn) continue;
+      for (const Part& b : blocks[m])
+        if (b.count > 0) exchange_.addSend(members[m], input + b.first * es, b.count * es);
+      size_t offset = 0;
+      for (const Part& b : blocks[me]) {
+        if (b.count > 0) exchange_.addRecv(members[m], slots_.get() + m * mineBytes + offset, b.count * es);
+        offset += b.count * es;
+      }
     }
-    reduce_ = SlotReduce{slots_.get(), mineBytes, input + parts[me].first * es, me, n, dst, parts[me].count, r_.op};
+    const char* own = gatherOwn ? slots_.get() + me * mineBytes
+                                : input + (blocks[me].empty() ? 0 : blocks[me][0].first * es);
+    reduce_ = SlotReduce{slots_.get(), mineBytes, own, me, n, dst, mineCount, r_.op};
     return exchange_.prepare(r_.function);
   }
 
@@ -134,7 +154,7 @@ std::vector<Part> evenParts(size_t count, size_t es, int n) {
 // schedule (for comparison).
 bool hierarchical(alloyComm_t comm, alloyRedOp_t op) {
   const LocalTopology& t = comm->topology;
-  return op != alloyAvg && t.localSize > 1 && t.railPeers.size() > 1 &&
+  return op != alloyAvg && t.localSize > 1 && t.railPeers().size() > 1 &&
          envInt("ALLOY_ALLREDUCE_HIERARCHY", 1, 0, 1) == 1;
 }
 
@@ -151,8 +171,8 @@ class HostThenRail {
       : comm_(comm), es_(dataTypeSize(r.type)), partial_(stream), local_(comm, r, stream), rail_(comm, r, stream) {
     const LocalTopology& t = comm->topology;
     localParts_ = evenParts(count, es_, t.localSize);
-    railPieces_ = evenParts(localParts_[t.localRank].count, es_, static_cast<int>(t.railPeers.size()));
-    railIndex_ = static_cast<int>(std::find(t.railPeers.begin(), t.railPeers.end(), comm->rank) - t.railPeers.begin());
+    railPieces_ = evenParts(localParts_[t.localRank].count, es_, static_cast<int>(t.railPeers().size()));
+    railIndex_ = static_cast<int>(std::find(t.railPeers().begin(), t.railPeers().end(), comm->rank) - t.railPeers().begin());
   }
 
   // The part local index q reduces; this rank's part and, inside it, its piece: what it holds reduced
@@ -160,6 +180,11 @@ class HostThenRail {
   Part localPart(int q) const { return localParts_[q]; }
   Part part() const { return localParts_[comm_->topology.localRank]; }
   Part piece(int railIndex) const { return railPieces_[railIndex]; }
+  // Where the rank at rail index h of rail q holds its reduced piece, in elements of the buffer.
+  Part pieceOf(int q, int h) const {
+    const Part p = partOf(localParts_[q].count, es_, static_cast<int>(railPieces_.size()), h);
+    return Part{localParts_[q].first + p.first, p.count};
+  }
   int railIndex() const { return railIndex_; }
 
   // pieceDst: where this rank's reduced piece goes.
@@ -167,7 +192,7 @@ class HostThenRail {
     const LocalTopology& t = comm_->topology;
     ALLOY_TRY(partial_.allocate(part().count * es_, function));
     ALLOY_TRY(local_.prepare(t.localPeers, t.localRank, send, localParts_, partial_.get()));
-    return rail_.prepare(t.railPeers, railIndex_, partial_.get(), railPieces_, pieceDst);
+    return rail_.prepare(t.railPeers(), railIndex_, partial_.get(), railPieces_, pieceDst);
   }
   alloyResult_t launch() {
     ALLOY_TRY(local_.launch());
@@ -193,11 +218,11 @@ alloyResult_t hierarchicalAllReduce(const char* send, char* recv, size_t count, 
   const Part part = reduce.part();
   P2pPlan railGather(comm, r.operation), hostGather(comm, r.operation);
   const Part mine = reduce.piece(reduce.railIndex());
-  for (int h = 0; h < static_cast<int>(t.railPeers.size()); ++h) {
+  for (int h = 0; h < static_cast<int>(t.railPeers().size()); ++h) {
     if (h == reduce.railIndex()) continue;
     const Part theirs = reduce.piece(h);
-    if (mine.count > 0) railGather.addSend(t.railPeers[h], recv + (part.first + mine.first) * es, mine.count * es);
-    if (theirs.count > 0) railGather.addRecv(t.railPeers[h], recv + (part.first + theirs.first) * es, theirs.count * es);
+    if (mine.count > 0) railGather.addSend(t.railPeers()[h], recv + (part.first + mine.first) * es, mine.count * es);
+    if (theirs.count > 0) railGather.addRecv(t.railPeers()[h], recv + (part.first + theirs.first) * es, theirs.count * es);
   }
   for (int q = 0; q < t.localSize; ++q) {
     if (q == t.localRank) continue;
@@ -213,14 +238,77 @@ alloyResult_t hierarchicalAllReduce(const char* send, char* recv, size_t count, 
   return hostGather.launch(stream, r.function);
 }
 
+// reduce after HostThenRail: every rank sends its reduced piece to the root, which places each at the
+// piece's place in recvbuff (it knows every rank's piece from the rails).
+alloyResult_t hierarchicalReduce(const char* send, char* recv, size_t count, const Reduction& r, int root,
+                                 alloyComm_t comm, cudaStream_t stream) {
+  const LocalTopology& t = comm->topology;
+  const size_t es = dataTypeSize(r.type);
+  HostThenRail reduce(comm, r, stream, count);
+  const Part mine = reduce.pieceOf(t.localRank, reduce.railIndex());
+  const bool isRoot = comm->rank == root;
+  // Off the root the reduced piece waits in scratch memory for the gather (recvbuff is the root's only).
+  StreamScratch held(stream);
+  if (!isRoot) ALLOY_TRY(held.allocate(mine.count * es, r.function));
+  char* reduced = isRoot ? recv + mine.first * es : held.get();
+  P2pPlan gather(comm, kOpReduce);
+  if (isRoot) {
+    for (int q = 0; q < t.localSize; ++q)
+      for (int h = 0; h < static_cast<int>(t.rails[q].size()); ++h) {
+        const Part theirs = reduce.pieceOf(q, h);
+        if (t.rails[q][h] != root && theirs.count > 0)
+          gather.addRecv(t.rails[q][h], recv + theirs.first * es, theirs.count * es);
+      }
+  } else if (mine.count > 0) {
+    gather.addSend(root, reduced, mine.count * es);
+  }
+  ALLOY_TRY(reduce.prepare(send, reduced, r.function));
+  ALLOY_TRY(gather.prepare(r.function));
+  ALLOY_TRY(reduce.launch());
+  return gather.launch(stream, r.function);
+}
+
+// reduce-scatter where every host holds the same L > 1 ranks. Step 1, inside the host (CUDA IPC): the rank
+// of local index q reduces, over its host's ranks in local order, the blocks of rail q's ranks (one per
+// host, in rail order) into scratch. Step 2, along the rail (the network): the rank at rail index h
+// reduces block h of those host partials, in host order, into its recvbuff. Between hosts a rank sends
+// (hosts - 1) blocks where the flat schedule sends (nranks - L): 1/L of the bytes. Each element is
+// reduced by one rank in one order, so the result is the same on every run.
+alloyResult_t hierarchicalReduceScatter(const char* send, char* recv, size_t recvcount, const Reduction& r,
+                                        alloyComm_t comm, cudaStream_t stream) {
+  const LocalTopology& t = comm->topology;
+  const size_t es = dataTypeSize(r.type);
+  const std::vector<int>& rail = t.railPeers();
+  const int hosts = static_cast<int>(rail.size());
+  std::vector<std::vector<Part>> blocks(t.localSize);
+  for (int q = 0; q < t.localSize; ++q)
+    for (int rank : t.rails[q]) blocks[q].push_back(Part{rank * recvcount, recvcount});
+  std::vector<Part> railBlocks(hosts);
+  for (int h = 0; h < hosts; ++h) railBlocks[h] = Part{h * recvcount, recvcount};
+  const int railIndex = static_cast<int>(std::find(rail.begin(), rail.end(), comm->rank) - rail.begin());
+  StreamScratch partial(stream);
+  ALLOY_TRY(partial.allocate(hosts * recvcount * es, r.function));
+  GroupReduce host(comm, r, stream), along(comm, r, stream);
+  ALLOY_TRY(host.prepare(t.localPeers, t.localRank, send, blocks, partial.get()));
+  ALLOY_TRY(along.prepare(rail, railIndex, partial.get(), railBlocks, recv));
+  ALLOY_TRY(host.launch());
+  return along.launch();
+}
+
 }  // namespace
 
 alloyResult_t reduceScatterAcrossHosts(const void* sendbuff, void* recvbuff, size_t recvcount, alloyDataType_t type,
                                        alloyRedOp_t op, alloyComm_t comm, cudaStream_t stream, const char* function) {
+  const Reduction r{type, op, kOpReduceScatter, function};
+  const char* send = static_cast<const char*>(sendbuff);
+  char* recv = static_cast<char*>(recvbuff);
+  // Above the size where allreduce stops sending whole buffers, the saving in bytes between hosts is
+  // worth the second launch.
+  if (!oneShot(comm, comm->nranks * recvcount * dataTypeSize(type)) && hierarchical(comm, op))
+    return hierarchicalReduceScatter(send, recv, recvcount, r, comm, stream);
   std::vector<Part> parts(comm->nranks);
   for (int p = 0; p < comm->nranks; ++p) parts[p] = Part{p * recvcount, recvcount};
-  return reduceParts(comm, static_cast<const char*>(sendbuff), parts, static_cast<char*>(recvbuff),
-                     Reduction{type, op, kOpReduceScatter, function}, stream, nullptr);
+  return reduceParts(comm, send, parts, recv, r, stream, nullptr);
 }
 
 alloyResult_t allReduceAcrossHosts(const void* sendbuff, void* recvbuff, size_t count, alloyDataType_t type,
@@ -255,6 +343,7 @@ alloyResult_t reduceAcrossHosts(const void* sendbuff, void* recvbuff, size_t cou
     parts[root] = Part{0, count};
     return reduceParts(comm, send, parts, recv, r, stream, nullptr);
   }
+  if (hierarchical(comm, op)) return hierarchicalReduce(send, recv, count, r, root, comm, stream);
   const std::vector<Part> parts = evenParts(count, es, comm->nranks);
   const Part mine = parts[comm->rank];
   // Off the root the reduced part waits in scratch memory for the gather (recvbuff is the root's only).

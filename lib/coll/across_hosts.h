@@ -15,6 +15,9 @@
 namespace alloy {
 
 // recvbuff = part `rank` (recvcount elements, NCCL's layout) of the reduction of every rank's sendbuff.
+// Above allreduce's one-shot size, where every host holds the same number L > 1 of ranks: hierarchical
+// (inside the host, then along the rail), which sends 1/L of the flat schedule's bytes between hosts.
+// Otherwise flat: part p of every rank's buffer to rank p, which reduces them.
 alloyResult_t reduceScatterAcrossHosts(const void* sendbuff, void* recvbuff, size_t recvcount, alloyDataType_t type,
                                        alloyRedOp_t op, alloyComm_t comm, cudaStream_t stream, const char* function);
 // Small buffers (up to allreduceOneShotMaxBytes): every rank sends its buffer to every rank and reduces
@@ -24,8 +27,8 @@ alloyResult_t reduceScatterAcrossHosts(const void* sendbuff, void* recvbuff, siz
 // reduce-scatter, then every rank sends its reduced part to every rank.
 alloyResult_t allReduceAcrossHosts(const void* sendbuff, void* recvbuff, size_t count, alloyDataType_t type,
                                    alloyRedOp_t op, alloyComm_t comm, cudaStream_t stream, const char* function);
-// Small buffers: every rank sends its buffer to the root, which reduces them. Larger: reduce-scatter,
-// then every rank sends its reduced part to the root.
+// Small buffers: every rank sends its buffer to the root, which reduces them. Larger: reduce-scatter
+// (hierarchical where allreduce's is), then every rank sends its reduced part to the root.
 alloyResult_t reduceAcrossHosts(const void* sendbuff, void* recvbuff, size_t count, alloyDataType_t type,
                                 alloyRedOp_t op, int root, alloyComm_t comm, cudaStream_t stream, const char* function);
 

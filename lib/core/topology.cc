@@ -56,14 +56,24 @@ LocalTopology computeLocalTopology(const std::vector<uint64_t>& hostOf, int myRa
     topo.localPeers.push_back(r);
   }
   topo.localSize = static_cast<int>(topo.localPeers.size());
-  // Each rank's position on its own host, counted in rank order as localPeers is; the rail is every rank
-  // at this rank's position.
+  // Each rank's position on its own host, counted in rank order as localPeers is; rail q is every rank at
+  // position q.
   std::unordered_map<uint64_t, int> seenOnHost;
-  for (int r = 0; r < static_cast<int>(hostOf.size()); ++r)
-    if (seenOnHost[hostOf[r]]++ == topo.localRank) topo.railPeers.push_back(r);
-  for (const auto& host : seenOnHost)
-    if (host.second != topo.localSize) topo.railPeers.clear();
+  topo.rails.resize(topo.localSize);
+  bool even = true;
+  for (int r = 0; r < static_cast<int>(hostOf.size()) && even; ++r) {
+    const int position = seenOnHost[hostOf[r]]++;
+    even = position < topo.localSize;
+    if (even) topo.rails[position].push_back(r);
+  }
+  for (const auto& host : seenOnHost) even = even && host.second == topo.localSize;
+  if (!even) topo.rails.clear();
   return topo;
+}
+
+const std::vector<int>& LocalTopology::railPeers() const {
+  static const std::vector<int> none;
+  return rails.empty() ? none : rails[localRank];
 }
 
 LocalTopology computeLocalTopology(const std::vector<EndpointBlob>& blobs, int myRank) {

@@ -12,10 +12,14 @@ struct LocalTopology {
   int localSize = 1;           // ranks of the communicator on this host
   std::vector<int> localPeers; // communicator ranks on this host, ascending (includes this rank)
   std::vector<int> localIndexOf;  // by communicator rank: its position in localPeers, or -1 (another host)
-  // The ranks that hold this rank's local index on each host, ascending (this rank included): the rail
-  // that hierarchical schedules cross hosts on. Empty unless every host holds localSize ranks, since
-  // an uneven host has no partner on some rails (those schedules then stay flat).
-  std::vector<int> railPeers;
+  // rails[q]: the ranks at position q on their hosts (counted in rank order, as localRank is), one per
+  // host, ascending: the rail that hierarchical schedules cross hosts on. Every rank computes every rail
+  // alike, so a schedule may address the ranks of another local index's rail. Empty unless every host
+  // holds localSize ranks, since an uneven host has no partner on some rails (those schedules then stay
+  // flat).
+  std::vector<std::vector<int>> rails;
+  // This rank's rail (rails[localRank], this rank included); empty where rails is.
+  const std::vector<int>& railPeers() const;
   bool spansHosts() const { return localSize < static_cast<int>(localIndexOf.size()); }
 };
 

@@ -35,17 +35,27 @@ TEST(Topology, RailHoldsTheRanksOfThisLocalIndexOnEveryHost) {
     const alloy::LocalTopology topo = alloy::computeLocalTopology(blobs, r);
     std::vector<int> expected = rails[topo.localRank];
     std::sort(expected.begin(), expected.end());
-    EXPECT_EQ(topo.railPeers, expected) << "rank " << r;
+    EXPECT_EQ(topo.railPeers(), expected) << "rank " << r;
+    // Every rank holds every rail, each ascending (rail 2 runs B's 4, A's 5, C's 8).
+    ASSERT_EQ(topo.rails.size(), 3u) << "rank " << r;
+    for (int q = 0; q < 3; ++q) {
+      std::vector<int> rail = rails[q];
+      std::sort(rail.begin(), rail.end());
+      EXPECT_EQ(topo.rails[q], rail) << "rank " << r << ", rail " << q;
+    }
   }
 }
 
 TEST(Topology, NoRailWhereHostsHoldDifferentNumbersOfRanks) {
   // Two ranks on host A, one on B: rank 1 (A's second) has no partner on B.
   std::vector<alloy::EndpointBlob> blobs = {onHost(1), onHost(1), onHost(2)};
-  for (int r = 0; r < 3; ++r) EXPECT_TRUE(alloy::computeLocalTopology(blobs, r).railPeers.empty()) << "rank " << r;
+  for (int r = 0; r < 3; ++r) {
+    EXPECT_TRUE(alloy::computeLocalTopology(blobs, r).railPeers().empty()) << "rank " << r;
+    EXPECT_TRUE(alloy::computeLocalTopology(blobs, r).rails.empty()) << "rank " << r;
+  }
   // One host: the rail is this rank alone.
   std::vector<alloy::EndpointBlob> one = {onHost(7), onHost(7)};
-  EXPECT_EQ(alloy::computeLocalTopology(one, 1).railPeers, std::vector<int>{1});
+  EXPECT_EQ(alloy::computeLocalTopology(one, 1).railPeers(), std::vector<int>{1});
 }
 
 TEST(Topology, HostIdentityIsStableAndNamesThisProcess) {

@@ -152,11 +152,7 @@ std::vector<Part> evenParts(size_t count, size_t es, int n) {
 // Not for avg: its two steps would each divide (by L, then by the number of hosts), which for integers
 // truncates twice and does not give the flat schedule's bits. ALLOY_ALLREDUCE_HIERARCHY=0 keeps the flat
 // schedule (for comparison).
-bool hierarchical(alloyComm_t comm, alloyRedOp_t op) {
-  const LocalTopology& t = comm->topology;
-  return op != alloyAvg && t.localSize > 1 && t.railPeers().size() > 1 &&
-         envInt("ALLOY_ALLREDUCE_HIERARCHY", 1, 0, 1) == 1;
-}
+bool hierarchical(alloyComm_t comm, alloyRedOp_t op) { return op != alloyAvg && railsApply(comm); }
 
 // The hierarchical reduce-scatter of a count-element buffer that allreduce and reduce start with. The
 // buffer is split into one part per local index (localParts), each part into one piece per host of its
@@ -268,6 +264,15 @@ alloyResult_t hierarchicalReduce(const char* send, char* recv, size_t count, con
   return gather.launch(stream, r.function);
 }
 
+// Whether hierarchicalReduceScatter's first step fits one launch of the point-to-point engine: a block
+// per host to and from each of the L - 1 local peers, and its own blocks copied side by side, each a
+// segment of the launch (kMaxP2pSegments: 2 (L - 1) H + H <= 96, so H <= 32 hosts at L = 2, 6 at L = 8).
+// Beyond it the flat schedule runs.
+bool hostStepFits(const LocalTopology& t) {
+  const size_t hosts = t.railPeers().size(), peers = static_cast<size_t>(t.localSize) - 1;
+  return 2 * peers * hosts + hosts <= static_cast<size_t>(kMaxP2pSegments);
+}
+
 // reduce-scatter where every host holds the same L > 1 ranks. Step 1, inside the host (CUDA IPC): the rank
 // of local index q reduces, over its host's ranks in local order, the blocks of rail q's ranks (one per
 // host, in rail order) into scratch. Step 2, along the rail (the network): the rank at rail index h
@@ -297,6 +302,11 @@ alloyResult_t hierarchicalReduceScatter(const char* send, char* recv, size_t rec
 
 }  // namespace
 
+bool railsApply(alloyComm_t comm) {
+  const LocalTopology& t = comm->topology;
+  return t.localSize > 1 && t.railPeers().size() > 1 && envInt("ALLOY_ALLREDUCE_HIERARCHY", 1, 0, 1) == 1;
+}
+
 alloyResult_t reduceScatterAcrossHosts(const void* sendbuff, void* recvbuff, size_t recvcount, alloyDataType_t type,
                                        alloyRedOp_t op, alloyComm_t comm, cudaStream_t stream, const char* function) {
   const Reduction r{type, op, kOpReduceScatter, function};
@@ -304,7 +314,8 @@ alloyResult_t reduceScatterAcrossHosts(const void* sendbuff, void* recvbuff, siz
   char* recv = static_cast<char*>(recvbuff);
   // Above the size where allreduce stops sending whole buffers, the saving in bytes between hosts is
   // worth the second launch.
-  if (!oneShot(comm, comm->nranks * recvcount * dataTypeSize(type)) && hierarchical(comm, op))
+  if (!oneShot(comm, comm->nranks * recvcount * dataTypeSize(type)) && hierarchical(comm, op) &&
+      hostStepFits(comm->topology))
     return hierarchicalReduceScatter(send, recv, recvcount, r, comm, stream);
   std::vector<Part> parts(comm->nranks);
   for (int p = 0; p < comm->nranks; ++p) parts[p] = Part{p * recvcount, recvcount};

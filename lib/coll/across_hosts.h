@@ -14,6 +14,11 @@
 
 namespace alloy {
 
+// Whether schedules may go through the rails: the communicator spans hosts that each hold the same
+// number L > 1 of ranks (LocalTopology::rails), and ALLOY_ALLREDUCE_HIERARCHY is not 0. The same on every
+// rank.
+bool railsApply(alloyComm_t comm);
+
 // recvbuff = part `rank` (recvcount elements, NCCL's layout) of the reduction of every rank's sendbuff.
 // Above allreduce's one-shot size, where every host holds the same number L > 1 of ranks: hierarchical
 // (inside the host, then along the rail), which sends 1/L of the flat schedule's bytes between hosts.

@@ -1,6 +1,7 @@
 #include "across_hosts.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <vector>
 
 #include "algorithm.h"
@@ -58,48 +59,28 @@ struct Reduction {
 };
 
 // One reduction among a group of ranks (`members`, the reduction's order; this rank is members[me]):
-// member m reduces the elements of blocks[m] (ranges of every member's input, concatenated in order).
-// An exchange brings every other member's copy of this rank's blocks into a slot of scratch memory, then
-// the slots and this rank's own copy are reduced in member order into dst. This rank's own copy is read
-// in place where it is one range, and gathered into its slot by sends to itself where it is several.
-// prepare() checks and builds everything and enqueues nothing but the scratch allocation, so that an
-// operation of several steps can prepare all of them before it launches any.
+// member m reduces elements [parts[m].first, parts[m].first + parts[m].count) of every member's input.
+// An exchange brings every other member's copy of this rank's range into a slot of scratch memory, then
+// the slots and this rank's own range are reduced in member order into dst. prepare() checks and builds
+// everything and enqueues nothing but the scratch allocation, so that an operation of several steps can
+// prepare all of them before it launches any.
 class GroupReduce {
  public:
   GroupReduce(alloyComm_t comm, const Reduction& r, cudaStream_t stream)
       : comm_(comm), r_(r), stream_(stream), slots_(stream), exchange_(comm, r.operation) {}
 
-  // One range per member.
   alloyResult_t prepare(const std::vector<int>& members, int me, const char* input, const std::vector<Part>& parts,
                         char* dst) {
-    std::vector<std::vector<Part>> blocks(parts.size());
-    for (size_t m = 0; m < parts.size(); ++m) blocks[m] = {parts[m]};
-    return prepare(members, me, input, blocks, dst);
-  }
-
-  alloyResult_t prepare(const std::vector<int>& members, int me, const char* input,
-                        const std::vector<std::vector<Part>>& blocks, char* dst) {
     const size_t es = dataTypeSize(r_.type);
     const int n = static_cast<int>(members.size());
-    size_t mineCount = 0;
-    for (const Part& b : blocks[me]) mineCount += b.count;
-    const size_t mineBytes = mineCount * es;
-    const bool gatherOwn = blocks[me].size() > 1;
-    // Slot `me` is used only when this rank's own blocks are gathered; otherwise the input is read.
-    ALLOY_TRY(slots_.allocate(mineBytes * n, r_.function));
+    const size_t mineBytes = parts[me].count * es;
+    ALLOY_TRY(slots_.allocate(mineBytes * n, r_.function));  // slot `me` stays unused: the input is read instead
     for (int m = 0; m < n; ++m) {
-      if (m == me && !gatherOwn) continue;
-      for (const Part& b : blocks[m])
-        if (b.count > 0) exchange_.addSend(members[m], input + b.first * es, b.count * es);
-      size_t offset = 0;
-      for (const Part& b : blocks[me]) {
-        if (b.count > 0) exchange_.addRecv(members[m], slots_.get() + m * mineBytes + offset, b.count * es);
-        offset += b.count * es;
-      }
+      if (m == me) continue;
+      if (parts[m].count > 0) exchange_.addSend(members[m], input + parts[m].first * es, parts[m].count * es);
+      if (mineBytes > 0) exchange_.addRecv(members[m], slots_.get() + m * mineBytes, mineBytes);
     }
-    const char* own = gatherOwn ? slots_.get() + me * mineBytes
-                                : input + (blocks[me].empty() ? 0 : blocks[me][0].first * es);
-    reduce_ = SlotReduce{slots_.get(), mineBytes, own, me, n, dst, mineCount, r_.op};
+    reduce_ = SlotReduce{slots_.get(), mineBytes, input + parts[me].first * es, me, n, dst, parts[me].count, r_.op};
     return exchange_.prepare(r_.function);
   }
 
@@ -264,38 +245,64 @@ alloyResult_t hierarchicalReduce(const char* send, char* recv, size_t count, con
   return gather.launch(stream, r.function);
 }
 
-// Whether hierarchicalReduceScatter's first step fits one launch of the point-to-point engine: a block
-// per host to and from each of the L - 1 local peers, and its own blocks copied side by side, each a
-// segment of the launch (kMaxP2pSegments: 2 (L - 1) H + H <= 96, so H <= 32 hosts at L = 2, 6 at L = 8).
-// Beyond it the flat schedule runs.
-bool hostStepFits(const LocalTopology& t) {
-  const size_t hosts = t.railPeers().size(), peers = static_cast<size_t>(t.localSize) - 1;
-  return 2 * peers * hosts + hosts <= static_cast<size_t>(kMaxP2pSegments);
+// Copies the rank-sized blocks of a reduce-scatter's input (rank p's block at p * blockBytes) into dst
+// rail by rail: rail q's blocks in rail order, rail after rail, so that what local index q reduces lies
+// in one range. A rail whose ranks are evenly spaced (hosts of consecutive ranks, or interleaved ones) is
+// one strided copy; another takes a copy per block. Stream-ordered copies on the copy engine: no SM, and
+// graph capture records them as nodes.
+alloyResult_t packByRail(const LocalTopology& t, const char* input, size_t blockBytes, char* dst, cudaStream_t stream,
+                         const char* function) {
+  for (const std::vector<int>& rail : t.rails) {
+    const size_t hosts = rail.size();
+    const long long stride = hosts > 1 ? rail[1] - rail[0] : 1;
+    // cudaMemcpy2DAsync takes pitches up to the device's memPitch (2^31 - 1 bytes on current GPUs).
+    bool even = stride > 0 && stride * blockBytes <= static_cast<size_t>(INT32_MAX);
+    for (size_t h = 1; h < hosts && even; ++h) even = rail[h] - rail[h - 1] == stride;
+    cudaError_t err = cudaSuccess;
+    if (even) {
+      err = cudaMemcpy2DAsync(dst, blockBytes, input + rail[0] * blockBytes, stride * blockBytes, blockBytes, hosts,
+                              cudaMemcpyDeviceToDevice, stream);
+    } else {
+      for (size_t h = 0; h < hosts && err == cudaSuccess; ++h)
+        err = cudaMemcpyAsync(dst + h * blockBytes, input + rail[h] * blockBytes, blockBytes, cudaMemcpyDeviceToDevice,
+                              stream);
+    }
+    if (err != cudaSuccess) {
+      cudaGetLastError();
+      return fail(alloyCudaError, "%s: copying the input into rail order failed: %s", function, cudaGetErrorString(err));
+    }
+    dst += hosts * blockBytes;
+  }
+  return alloySuccess;
 }
 
-// reduce-scatter where every host holds the same L > 1 ranks. Step 1, inside the host (CUDA IPC): the rank
-// of local index q reduces, over its host's ranks in local order, the blocks of rail q's ranks (one per
-// host, in rail order) into scratch. Step 2, along the rail (the network): the rank at rail index h
-// reduces block h of those host partials, in host order, into its recvbuff. Between hosts a rank sends
-// (hosts - 1) blocks where the flat schedule sends (nranks - L): 1/L of the bytes. Each element is
-// reduced by one rank in one order, so the result is the same on every run.
+// reduce-scatter where every host holds the same L > 1 ranks. The input is first copied into rail order
+// (packByRail). Step 1, inside the host (CUDA IPC): the rank of local index q reduces, over its host's
+// ranks in local order, the blocks of rail q's ranks (one per host, in rail order) into scratch. Step 2,
+// along the rail (the network): the rank at rail index h reduces block h of those host partials, in host
+// order, into its recvbuff. Between hosts a rank sends (hosts - 1) blocks where the flat schedule sends
+// (nranks - L): 1/L of the bytes. Each element is reduced by one rank in one order, so the result is the
+// same on every run.
 alloyResult_t hierarchicalReduceScatter(const char* send, char* recv, size_t recvcount, const Reduction& r,
                                         alloyComm_t comm, cudaStream_t stream) {
   const LocalTopology& t = comm->topology;
   const size_t es = dataTypeSize(r.type);
   const std::vector<int>& rail = t.railPeers();
   const int hosts = static_cast<int>(rail.size());
-  std::vector<std::vector<Part>> blocks(t.localSize);
-  for (int q = 0; q < t.localSize; ++q)
-    for (int rank : t.rails[q]) blocks[q].push_back(Part{rank * recvcount, recvcount});
-  std::vector<Part> railBlocks(hosts);
+  std::vector<Part> railParts(t.localSize), railBlocks(hosts);
+  for (int q = 0; q < t.localSize; ++q) railParts[q] = Part{q * hosts * recvcount, hosts * recvcount};
   for (int h = 0; h < hosts; ++h) railBlocks[h] = Part{h * recvcount, recvcount};
   const int railIndex = static_cast<int>(std::find(rail.begin(), rail.end(), comm->rank) - rail.begin());
-  StreamScratch partial(stream);
+  StreamScratch packed(stream), partial(stream);
+  ALLOY_TRY(packed.allocate(comm->nranks * recvcount * es, r.function));
   ALLOY_TRY(partial.allocate(hosts * recvcount * es, r.function));
   GroupReduce host(comm, r, stream), along(comm, r, stream);
-  ALLOY_TRY(host.prepare(t.localPeers, t.localRank, send, blocks, partial.get()));
+  ALLOY_TRY(host.prepare(t.localPeers, t.localRank, packed.get(), railParts, partial.get()));
   ALLOY_TRY(along.prepare(rail, railIndex, partial.get(), railBlocks, recv));
+  {
+    DeviceGuard guard(comm->cudaDevice);
+    ALLOY_TRY(packByRail(t, send, recvcount * es, packed.get(), stream, r.function));
+  }
   ALLOY_TRY(host.launch());
   return along.launch();
 }
@@ -314,8 +321,7 @@ alloyResult_t reduceScatterAcrossHosts(const void* sendbuff, void* recvbuff, siz
   char* recv = static_cast<char*>(recvbuff);
   // Above the size where allreduce stops sending whole buffers, the saving in bytes between hosts is
   // worth the second launch.
-  if (!oneShot(comm, comm->nranks * recvcount * dataTypeSize(type)) && hierarchical(comm, op) &&
-      hostStepFits(comm->topology))
+  if (!oneShot(comm, comm->nranks * recvcount * dataTypeSize(type)) && hierarchical(comm, op))
     return hierarchicalReduceScatter(send, recv, recvcount, r, comm, stream);
   std::vector<Part> parts(comm->nranks);
   for (int p = 0; p < comm->nranks; ++p) parts[p] = Part{p * recvcount, recvcount};

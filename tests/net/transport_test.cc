@@ -1,7 +1,10 @@
 // Data tests of the transport between MPI ranks: real data, a reference the receiver computes on its
 // own, and the ring protocol's rule that a counter is never visible before the data it announces.
 #include <cstring>
+#include <map>
 #include <random>
+#include <sstream>
+#include <string>
 
 #include "net_test_util.h"
 
@@ -176,6 +179,66 @@ TEST_F(NetTest, FlushCompletesPutsAtTheTarget) {
     expectBytes(source, 5, messageBytes(seed, source, rank, 0, 300000), "flushed put");
     EXPECT_EQ(counter(source), 0u);
   }
+}
+
+// Transport::describeTraffic's "put 3/3, signal 1/1, ..." as kind -> (posted, completed).
+std::map<std::string, std::pair<long, long>> parseTally(const std::string& text) {
+  std::map<std::string, std::pair<long, long>> counts;
+  std::istringstream items(text);
+  std::string item;
+  while (std::getline(items, item, ',')) {
+    std::istringstream fields(item);
+    std::string kind;
+    long posted = -1, completed = -1;
+    char slash = 0;
+    fields >> kind >> posted >> slash >> completed;
+    if (slash == '/') counts[kind] = {posted, completed};
+  }
+  return counts;
+}
+
+// The tally a stall report prints (Transport::describeTraffic) counts each kind as posted and as
+// completed: three unobserved puts, a put+signal, an unobserved signal and a flush to the next rank add
+// exactly that to what the fixture's set-up did, all completed once the flush has and the transport has
+// been progressed; the data they carried landed (checked by the receiver), so the counts describe
+// operations that really ran.
+TEST_F(NetTest, TrafficTallyCountsPostedAndCompletedOperations) {
+  if (nranks < 2) GTEST_SKIP() << "needs 2 ranks";
+  const int peer = (rank + 1) % nranks, source = (rank + nranks - 1) % nranks;
+  const auto before = parseTally(transport->describeTraffic(connections[peer]));
+  ASSERT_EQ(before.size(), 4u) << transport->describeTraffic(connections[peer]);
+  std::vector<std::vector<uint8_t>> data;
+  for (int i = 0; i < 4; ++i) data.push_back(messageBytes(seed, rank, peer, i, 1000));
+  for (int i = 0; i < 3; ++i)
+    ASSERT_ALLOY(alloySuccess, retry([&] {
+      return transport->put(connections[peer], data[i].data(), nullptr, keys[peer], regionOffset(rank) + 1000 * i, 1000,
+                            nullptr);
+    }));
+  Request landed;
+  ASSERT_ALLOY(alloySuccess, retry([&] {
+    return transport->putSignal(connections[peer], data[3].data(), 1000, keys[peer], regionOffset(rank) + 3000,
+                                counterOffset(rank), 1, &landed);
+  }));
+  ASSERT_ALLOY(alloySuccess, wait(&landed));
+  ASSERT_ALLOY(alloySuccess, retry([&] { return transport->signal(connections[peer], keys[peer], counterOffset(rank), 2, nullptr); }));
+  flushTo(peer);
+  const std::map<std::string, long> added = {{"put", 3}, {"signal", 1}, {"put+signal", 1}, {"flush", 1}};
+  auto matches = [&] {
+    const auto now = parseTally(transport->describeTraffic(connections[peer]));
+    for (const auto& [kind, n] : added) {
+      const auto at = now.find(kind), was = before.find(kind);
+      if (at == now.end() || was == before.end() || at->second.first - was->second.first != n ||
+          at->second.second - was->second.second != n)
+        return false;
+    }
+    return true;
+  };
+  waitUntil(matches, "the tally of the operations posted, all completed");
+  EXPECT_TRUE(matches()) << "now: " << transport->describeTraffic(connections[peer]);
+  barrier();  // every sender's flush has completed
+  for (int i = 0; i < 4; ++i)
+    expectBytes(source, 1000 * i, messageBytes(seed, source, rank, i, 1000), "message counted in the tally");
+  EXPECT_EQ(counter(source), 2u);
 }
 
 // With a bound of 4: four operations posted with requests fill the connection (completed or not, until

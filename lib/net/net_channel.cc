@@ -491,6 +491,8 @@ std::string NetChannel::describeStall() const {
 void NetChannel::logStallDetail() const {
   static const char* const kSendStates[] = {"idle", "awaiting ready", "put+signalling", "completing", "putting",
                                             "flushing", "signalling"};
+  static_assert(sizeof(kSendStates) / sizeof(kSendStates[0]) == static_cast<size_t>(SendState::Signalling) + 1,
+                "a name for every SendState, in its order");
   for (const auto& p : peers_) {
     const uint64_t ready = loadWord(staging_->base + readyOffset(p->index));
     const uint64_t header = loadWord(staging_->base + headerOffset(p->index));

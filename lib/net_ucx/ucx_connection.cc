@@ -30,7 +30,9 @@ UcxOp* UcxConnection::acquire(const char* what, bool observed) {
   op->status = UCS_OK;
   ++op->generation;
   ++inFlight_;
-  if (Count* c = countOf(what)) ++c->posted;
+  Count* count = countOf(what);
+  op->completedCount = count != nullptr ? &count->completed : nullptr;
+  if (count != nullptr) ++count->posted;
   return op;
 }
 
@@ -69,7 +71,7 @@ void UcxConnection::onComplete(void* request, ucs_status_t status, void* user) {
 
 void UcxConnection::complete(UcxOp* op, ucs_status_t status) {
   --inFlight_;
-  if (Count* c = countOf(op->what)) ++c->completed;
+  if (op->completedCount != nullptr) ++*op->completedCount;
   op->status = status;
   // Unobserved, an error has nobody to tell but the connection's later calls.
   if (status != UCS_OK && failure == UCS_OK) failure = status;

@@ -23,6 +23,7 @@ struct UcxOp {
   bool observed = false;  // posted with a Request: the slot stays until test() reads the result
   uint32_t generation = 0;
   const char* what = "";  // "put", "signal", "flush": for messages
+  uint64_t* completedCount = nullptr;  // the connection's tally of this kind (UcxConnection::tally)
   ucs_status_t status = UCS_OK;
   uint64_t operand = 0;  // the signal's value, and the old value UCX's atomic swap returns: they must
   uint64_t reply = 0;    // stay in place until the operation completes
@@ -68,6 +69,7 @@ class UcxConnection : public Connection {
     uint64_t completed = 0;
   };
   Count counts_[sizeof(kKinds) / sizeof(kKinds[0])];
+  // The tally of `what`'s kind, looked up once per operation (at acquire).
   Count* countOf(const char* what);
 
   int peer_;

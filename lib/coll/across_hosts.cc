@@ -1,7 +1,6 @@
 #include "across_hosts.h"
 
 #include <algorithm>
-#include <cstdint>
 #include <vector>
 
 #include "algorithm.h"
@@ -12,7 +11,9 @@
 #include "error.h"
 #include "launch_order.h"
 #include "p2p_plan.h"
+#include "rail_order.h"
 #include "slot_reduce_kernel.h"
+#include "stream_scratch.h"
 
 namespace alloy {
 namespace {
@@ -20,36 +21,6 @@ namespace {
 // The most scratch memory a one-shot reduction between hosts takes (a slot of the whole buffer per
 // rank): beyond it the two-step schedule runs, whose slots hold one part per rank.
 constexpr size_t kOneShotScratchMaxBytes = size_t{64} << 20;
-
-// Stream-ordered scratch memory of one operation: allocated on the stream before the operation's first
-// step and freed on it after the last, so that it is that operation's alone even when operations run
-// at once on several streams or replay from graphs (capture turns both calls into graph nodes).
-class StreamScratch {
- public:
-  explicit StreamScratch(cudaStream_t stream) : stream_(stream) {}
-  ~StreamScratch() {
-    if (base_ != nullptr) cudaFreeAsync(base_, stream_);
-  }
-  StreamScratch(const StreamScratch&) = delete;
-  StreamScratch& operator=(const StreamScratch&) = delete;
-
-  alloyResult_t allocate(size_t bytes, const char* function) {
-    if (bytes == 0) return alloySuccess;
-    const cudaError_t err = cudaMallocAsync(reinterpret_cast<void**>(&base_), bytes, stream_);
-    if (err != cudaSuccess) {
-      cudaGetLastError();
-      base_ = nullptr;
-      return fail(alloyCudaError, "%s: cannot allocate %zu bytes of scratch memory on the stream (cudaMallocAsync: %s)",
-                  function, bytes, cudaGetErrorString(err));
-    }
-    return alloySuccess;
-  }
-  char* get() const { return base_; }
-
- private:
-  cudaStream_t stream_;
-  char* base_ = nullptr;
-};
 
 struct Reduction {
   alloyDataType_t type;
@@ -245,39 +216,8 @@ alloyResult_t hierarchicalReduce(const char* send, char* recv, size_t count, con
   return gather.launch(stream, r.function);
 }
 
-// Copies the rank-sized blocks of a reduce-scatter's input (rank p's block at p * blockBytes) into dst
-// rail by rail: rail q's blocks in rail order, rail after rail, so that what local index q reduces lies
-// in one range. A rail whose ranks are evenly spaced (hosts of consecutive ranks, or interleaved ones) is
-// one strided copy; another takes a copy per block. Stream-ordered copies on the copy engine: no SM, and
-// graph capture records them as nodes.
-alloyResult_t packByRail(const LocalTopology& t, const char* input, size_t blockBytes, char* dst, cudaStream_t stream,
-                         const char* function) {
-  for (const std::vector<int>& rail : t.rails) {
-    const size_t hosts = rail.size();
-    const long long stride = hosts > 1 ? rail[1] - rail[0] : 1;
-    // cudaMemcpy2DAsync takes pitches up to the device's memPitch (2^31 - 1 bytes on current GPUs).
-    bool even = stride > 0 && stride * blockBytes <= static_cast<size_t>(INT32_MAX);
-    for (size_t h = 1; h < hosts && even; ++h) even = rail[h] - rail[h - 1] == stride;
-    cudaError_t err = cudaSuccess;
-    if (even) {
-      err = cudaMemcpy2DAsync(dst, blockBytes, input + rail[0] * blockBytes, stride * blockBytes, blockBytes, hosts,
-                              cudaMemcpyDeviceToDevice, stream);
-    } else {
-      for (size_t h = 0; h < hosts && err == cudaSuccess; ++h)
-        err = cudaMemcpyAsync(dst + h * blockBytes, input + rail[h] * blockBytes, blockBytes, cudaMemcpyDeviceToDevice,
-                              stream);
-    }
-    if (err != cudaSuccess) {
-      cudaGetLastError();
-      return fail(alloyCudaError, "%s: copying the input into rail order failed: %s", function, cudaGetErrorString(err));
-    }
-    dst += hosts * blockBytes;
-  }
-  return alloySuccess;
-}
-
 // reduce-scatter where every host holds the same L > 1 ranks. The input is first copied into rail order
-// (packByRail). Step 1, inside the host (CUDA IPC): the rank of local index q reduces, over its host's
+// (copyByRail). Step 1, inside the host (CUDA IPC): the rank of local index q reduces, over its host's
 // ranks in local order, the blocks of rail q's ranks (one per host, in rail order) into scratch. Step 2,
 // along the rail (the network): the rank at rail index h reduces block h of those host partials, in host
 // order, into its recvbuff. Between hosts a rank sends (hosts - 1) blocks where the flat schedule sends
@@ -301,7 +241,7 @@ alloyResult_t hierarchicalReduceScatter(const char* send, char* recv, size_t rec
   ALLOY_TRY(along.prepare(rail, railIndex, partial.get(), railBlocks, recv));
   {
     DeviceGuard guard(comm->cudaDevice);
-    ALLOY_TRY(packByRail(t, send, recvcount * es, packed.get(), stream, r.function));
+    ALLOY_TRY(copyByRail(t, RailCopy::kIntoRailOrder, send, packed.get(), recvcount * es, stream, r.function));
   }
   ALLOY_TRY(host.launch());
   return along.launch();

@@ -1,13 +1,64 @@
 // alloyAllGather: every rank sends its buffer to every peer and receives theirs into their places of
 // recvbuff, one launch of the point-to-point engine (IPC inside this host, the network channel between
-// hosts); its own part is a local copy unless in place.
+// hosts); its own part is a local copy unless in place. Between hosts that each hold L > 1 ranks, larger
+// buffers go along the rails first and then inside each host (allGatherAlongRails).
+#include "across_hosts.h"
+#include "algorithm.h"
 #include "arguments.h"
 #include "comm.h"
 #include "datatype.h"
+#include "device_guard.h"
 #include "error.h"
 #include "p2p_plan.h"
+#include "rail_order.h"
+#include "stream_scratch.h"
 
 using namespace alloy;
+
+namespace {
+
+// Two launches and, unless the ranks of each rail are consecutive, a copy: (1) along its rail (the
+// network) the rank gathers the blocks of its rail's ranks, one per host; (2) inside the host (CUDA IPC)
+// it sends those to every rank of the host and receives their rails' blocks. Both steps write a buffer in
+// rail order (rail_order.h), which (3) the copy engine turns into rank order. A rank sends (hosts - 1)
+// blocks between hosts where the flat schedule sends (nranks - L): 1/L of the bytes, where L ranks share
+// each host.
+alloyResult_t allGatherAlongRails(const void* sendbuff, char* recv, size_t blockBytes, alloyComm_t comm,
+                                  cudaStream_t stream, const char* fn) {
+  const LocalTopology& t = comm->topology;
+  const std::vector<int>& rail = t.railPeers();
+  const size_t hosts = rail.size(), railBytes = hosts * blockBytes;
+  const bool direct = railOrderIsRankOrder(t);
+  StreamScratch scratch(stream);
+  if (!direct) ALLOY_TRY(scratch.allocate(comm->nranks * blockBytes, fn));
+  char* gathered = direct ? recv : scratch.get();  // rail order
+  char* myRail = gathered + t.localRank * railBytes;
+  P2pPlan along(comm, kOpAllGather), inside(comm, kOpAllGather);
+  for (size_t h = 0; h < hosts; ++h) {
+    char* place = myRail + h * blockBytes;
+    if (rail[h] != comm->rank) {
+      along.addSend(rail[h], sendbuff, blockBytes);
+      along.addRecv(rail[h], place, blockBytes);
+    } else if (sendbuff != place) {
+      along.addSend(comm->rank, sendbuff, blockBytes);
+      along.addRecv(comm->rank, place, blockBytes);
+    }
+  }
+  for (int q = 0; q < t.localSize; ++q) {
+    if (q == t.localRank) continue;
+    inside.addSend(t.localPeers[q], myRail, railBytes);
+    inside.addRecv(t.localPeers[q], gathered + q * railBytes, railBytes);
+  }
+  ALLOY_TRY(along.prepare(fn));
+  ALLOY_TRY(inside.prepare(fn));
+  ALLOY_TRY(along.launch(stream, fn));
+  ALLOY_TRY(inside.launch(stream, fn));
+  if (direct) return alloySuccess;
+  DeviceGuard guard(comm->cudaDevice);
+  return copyByRail(t, RailCopy::kIntoRankOrder, gathered, recv, blockBytes, stream, fn);
+}
+
+}  // namespace
 
 extern "C" ALLOY_API alloyResult_t alloyAllGather(const void* sendbuff, void* recvbuff, size_t sendcount,
                                                   alloyDataType_t datatype, alloyComm_t comm,
@@ -25,6 +76,10 @@ extern "C" ALLOY_API alloyResult_t alloyAllGather(const void* sendbuff, void* re
   // In place (NCCL): sendbuff is this rank's part of recvbuff.
   ALLOY_TRY(checkInPlaceOrDisjoint(sendbuff, partBytes, recvbuff, recvBytes, mine, fn));
   if (partBytes == 0) return alloySuccess;
+  // Above the size where allreduce stops sending whole buffers (the dual of reduce-scatter's choice), the
+  // bytes saved between hosts are worth the second launch.
+  if (comm->topology.spansHosts() && railsApply(comm) && recvBytes > allreduceOneShotMaxBytes(comm->nranks))
+    return allGatherAlongRails(sendbuff, recv, partBytes, comm, stream, fn);
   P2pPlan plan(comm, kOpAllGather);
   for (int peer = 0; peer < comm->nranks; ++peer) {
     if (peer == comm->rank) continue;

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <vector>
 
+#include "rail_order.h"
 #include "topology.h"
 
 namespace {
@@ -43,6 +44,20 @@ TEST(Topology, RailHoldsTheRanksOfThisLocalIndexOnEveryHost) {
       std::sort(rail.begin(), rail.end());
       EXPECT_EQ(topo.rails[q], rail) << "rank " << r << ", rail " << q;
     }
+  }
+}
+
+TEST(Topology, RailOrderIsRankOrderOnlyWhereEachRailsRanksAreConsecutive) {
+  // Hosts A B A B: rail 0 is {0, 1}, rail 1 {2, 3}: rail order is rank order.
+  const std::vector<alloy::EndpointBlob> interleaved = {onHost(1), onHost(2), onHost(1), onHost(2)};
+  // Hosts A A B B: rail 0 is {0, 2}, rail 1 {1, 3}: the allgather must reorder.
+  const std::vector<alloy::EndpointBlob> grouped = {onHost(1), onHost(1), onHost(2), onHost(2)};
+  // Hosts A B B A: rail 0 is {0, 1}, rail 1 {2, 3} (A's second rank is 3, B's is 2, ascending: {2, 3}).
+  const std::vector<alloy::EndpointBlob> mirrored = {onHost(1), onHost(2), onHost(2), onHost(1)};
+  for (int r = 0; r < 4; ++r) {
+    EXPECT_TRUE(alloy::railOrderIsRankOrder(alloy::computeLocalTopology(interleaved, r))) << "rank " << r;
+    EXPECT_FALSE(alloy::railOrderIsRankOrder(alloy::computeLocalTopology(grouped, r))) << "rank " << r;
+    EXPECT_TRUE(alloy::railOrderIsRankOrder(alloy::computeLocalTopology(mirrored, r))) << "rank " << r;
   }
 }
 

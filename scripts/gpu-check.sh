@@ -89,6 +89,9 @@
 #                             none when HOSTS_PERF=0)
 #   HOSTS_PERF                0 skips the benchmark (default 1)
 #   HOSTS_PERF_TLS            transports of the benchmark (default "tcp shm")
+#   HOSTS_PERF_LAYOUT         virtual hosts of the benchmark's ranks, a layout as in HOSTS_RUNS (default 2h:
+#                             2 ranks, one per host; 2x2 puts 2 ranks on each, where the hierarchical
+#                             schedules run)
 #   HOSTS_PERF_MINBYTES, HOSTS_PERF_MAXBYTES, HOSTS_PERF_FACTOR  alloy-perf sizes (default 16, 256M, 4)
 #   HOSTS_PERF_WARMUP, HOSTS_PERF_ITERS  alloy-perf iterations (default 5, 20)
 #   HOSTS_PERF_OPS            collectives of the benchmark, comma separated (default: all eight)
@@ -796,12 +799,13 @@ hosts_alloy_perf() {
   esac
 }
 
-# alloy-perf over 2 ranks as 2 virtual hosts with NCCL beside it in the same job, over UCX_TLS=$2. Prints
-# the run's outcome.
+# alloy-perf over the ranks of HOSTS_PERF_LAYOUT (2 ranks as 2 virtual hosts by default) with NCCL beside it
+# in the same job, over UCX_TLS=$2. Prints the run's outcome.
 hosts_perf_run() {
   local tlsname=$1 tls=$2
   local ops=${HOSTS_PERF_OPS:-allreduce,reduce,broadcast,allgather,reducescatter,alltoall,alltoallv,sendrecv}
-  hosts_alloy_perf "$RESULTS/hosts-perf-${tlsname//[^A-Za-z0-9]/_}" "$tls" 0,1 "${HOSTS_PERF_TIMEOUT:-180}" \
+  hosts_alloy_perf "$RESULTS/hosts-perf-${tlsname//[^A-Za-z0-9]/_}" "$tls" "$(hosts_map "${HOSTS_PERF_LAYOUT:-2h}")" \
+    "${HOSTS_PERF_TIMEOUT:-180}" \
     -o "$ops" -b "${HOSTS_PERF_MINBYTES:-16}" -e "${HOSTS_PERF_MAXBYTES:-256M}" -f "${HOSTS_PERF_FACTOR:-4}" \
     -w "${HOSTS_PERF_WARMUP:-5}" -n "${HOSTS_PERF_ITERS:-20}" --compare nccl
 }
@@ -926,7 +930,8 @@ for i in range(0, len(args) - 4, 5):
         version = f"{version // 10000}.{version % 10000 // 100}.{version % 100}"
     nccl_text = (f"NCCL {version}" if nccl.get("loaded") else "no NCCL: " + (nccl.get("reason") or "not loaded"))
     complete = "" if doc.get("complete") else ", run cut short: rows measured so far"
-    print(f"UCX_TLS={tls} ({doc.get('nranks')} ranks as 2 virtual hosts; {nccl_text}{complete}):")
+    layout = os.environ.get("HOSTS_PERF_LAYOUT", "2h")
+    print(f"UCX_TLS={tls} ({doc.get('nranks')} ranks, virtual hosts {layout}; {nccl_text}{complete}):")
     if doc.get("alloy_unavailable"):
         print(f"  alloy unavailable: {doc['alloy_unavailable'].strip()}")
     ops = list(dict.fromkeys(r["op"] for r in doc.get("rows", [])))  # in the order they ran

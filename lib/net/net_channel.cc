@@ -4,8 +4,11 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <ctime>
+#include <string>
 #include <thread>
 
 #include "device_comm.h"
@@ -34,6 +37,19 @@ uint64_t transferHeader(uint64_t sequence, size_t bytes) {
 }
 
 uint64_t loadWord(const void* word) { return __atomic_load_n(static_cast<const uint64_t*>(word), __ATOMIC_ACQUIRE); }
+
+// The time of day to the millisecond ("19:29:19.123"), so that the reports of several ranks line up.
+std::string timeOfDay() {
+  const auto now = std::chrono::system_clock::now();
+  const std::time_t seconds = std::chrono::system_clock::to_time_t(now);
+  const long long ms =
+      std::chrono::duration_cast<std::chrono::milliseconds>(now.time_since_epoch()).count() % 1000;
+  std::tm local{};
+  localtime_r(&seconds, &local);
+  char text[32];
+  std::snprintf(text, sizeof(text), "%02d:%02d:%02d.%03lld", local.tm_hour, local.tm_min, local.tm_sec, ms);
+  return text;
+}
 
 }  // namespace
 
@@ -310,7 +326,7 @@ alloyResult_t NetChannel::start(uint32_t id, int box) {
     p.recvBytes = m.bytes;
     p.readyPending = true;
   }
-  lastMove_ = Clock::now().time_since_epoch().count();
+  lastMove_ = startedAt_ = Clock::now().time_since_epoch().count();
   logTrace("rank %d: channel %p: net operation %u (%s) starts: %zu sends, %zu receives", config_.rank,
            static_cast<void*>(this), id, operationName(current_->operation), current_->sends.size(),
            current_->recvs.size());
@@ -319,6 +335,13 @@ alloyResult_t NetChannel::start(uint32_t id, int box) {
 
 void NetChannel::finish() {
   const uint32_t id = currentId_;
+  // An operation that completed, but took a quarter of the timeout or more: a peer that came late, or a
+  // transfer that crawled. Logged so that a later timeout elsewhere can be traced to it.
+  const double seconds = std::chrono::duration<double>(Clock::duration(Clock::now().time_since_epoch().count() -
+                                                                        startedAt_)).count();
+  if (error() == alloySuccess && seconds * 4000 >= config_.timeoutMs)
+    logWarn("rank %d: net operation %u (%s) took %.1f s, until %s", config_.rank, id,
+            operationName(current_->operation), seconds, timeOfDay().c_str());
   logTrace("rank %d: channel %p: net operation %u %s", config_.rank, static_cast<void*>(this), id,
            error() == alloySuccess ? "done" : "released (failed)");
   current_.reset();
@@ -496,8 +519,8 @@ void NetChannel::logStallDetail() const {
   for (const auto& p : peers_) {
     const uint64_t ready = loadWord(staging_->base + readyOffset(p->index));
     const uint64_t header = loadWord(staging_->base + headerOffset(p->index));
-    logWarn("rank %d: stall detail, peer %d: send #%llu %s (ready word %llu); receive #%llu %s (header #%llu, %llu "
-            "bytes); transport: %s", config_.rank, p->rank, static_cast<unsigned long long>(p->sendOps),
+    logWarn("rank %d: stall detail at %s, peer %d: send #%llu %s (ready word %llu); receive #%llu %s (header #%llu, %llu "
+            "bytes); transport: %s", config_.rank, timeOfDay().c_str(), p->rank, static_cast<unsigned long long>(p->sendOps),
             kSendStates[static_cast<int>(p->send)], static_cast<unsigned long long>(ready),
             static_cast<unsigned long long>(p->recvOps), p->recvBytes != 0 ? "waiting" : "done",
             static_cast<unsigned long long>(header >> 32), static_cast<unsigned long long>(header & 0xffffffffull),

@@ -184,6 +184,7 @@ class NetChannel {
   uint32_t currentId_ = 0;
   int currentBox_ = 0;
   long long lastMove_ = 0;
+  long long startedAt_ = 0;  // when the operation in hand started (steady_clock ticks)
 
   std::atomic<bool> abortRequested_{false};
   std::atomic<alloyResult_t> error_{alloySuccess};

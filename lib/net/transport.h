@@ -88,7 +88,8 @@ class Transport {
   // operation on it has completed.
   virtual std::string describe(const Connection* c) const = 0;
   // What c has posted and completed so far, for a stall report (an operation that never completed is
-  // still inside the backend on this side). Same thread rules as the data calls.
+  // still inside the backend on this side), and where the backend can tell, what each remote word's last
+  // signal replaced there. Same thread rules as the data calls.
   virtual std::string describeTraffic(const Connection* c) const = 0;
 
   // Makes [base, base + bytes) a source of puts and a target of peers' puts and signals. packedKey gets

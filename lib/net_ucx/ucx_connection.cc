@@ -1,5 +1,7 @@
 #include "ucx_connection.h"
 
+#include <cinttypes>
+#include <cstdio>
 #include <cstring>
 
 #include "error.h"
@@ -28,6 +30,7 @@ UcxOp* UcxConnection::acquire(const char* what, bool observed) {
   op->observed = observed;
   op->what = what;
   op->status = UCS_OK;
+  op->target = 0;
   ++op->generation;
   ++inFlight_;
   Count* count = countOf(what);
@@ -47,7 +50,23 @@ std::string UcxConnection::tally() const {
   for (size_t k = 0; k < sizeof(kKinds) / sizeof(kKinds[0]); ++k)
     text += std::string(k > 0 ? ", " : "") + kKinds[k] + " " + std::to_string(counts_[k].posted) + "/" +
             std::to_string(counts_[k].completed);
+  for (const SignalTrace& t : lastSignals_) {
+    char line[96];
+    std::snprintf(line, sizeof(line), "; last signal to 0x%" PRIx64 ": 0x%" PRIx64 " replacing 0x%" PRIx64, t.target,
+                  t.value, t.replaced);
+    text += line;
+  }
   return text + (failure != UCS_OK ? std::string(", failed: ") + ucs_status_string(failure) : "");
+}
+
+void UcxConnection::traceSignal(const UcxOp* op) {
+  constexpr size_t kMostWords = 8;
+  for (SignalTrace& t : lastSignals_)
+    if (t.target == op->target) {
+      t = SignalTrace{op->target, op->operand, op->reply};
+      return;
+    }
+  if (lastSignals_.size() < kMostWords) lastSignals_.push_back(SignalTrace{op->target, op->operand, op->reply});
 }
 
 void UcxConnection::release(UcxOp* op) {
@@ -73,6 +92,7 @@ void UcxConnection::complete(UcxOp* op, ucs_status_t status) {
   --inFlight_;
   if (op->completedCount != nullptr) ++*op->completedCount;
   op->status = status;
+  if (status == UCS_OK && op->target != 0) traceSignal(op);
   // Unobserved, an error has nobody to tell but the connection's later calls.
   if (status != UCS_OK && failure == UCS_OK) failure = status;
   if (op->observed)

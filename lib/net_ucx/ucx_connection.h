@@ -28,6 +28,7 @@ struct UcxOp {
   uint64_t operand = 0;  // the signal's value, and the old value UCX's atomic swap returns: they must
   uint64_t reply = 0;    // stay in place until the operation completes
   uint64_t header[4] = {};  // putSignal's active-message header (the same rule)
+  uint64_t target = 0;      // a signal's remote address (0 for other kinds), for the stall report
   UcxConnection* connection = nullptr;
 };
 
@@ -54,13 +55,17 @@ class UcxConnection : public Connection {
   // test() of a Request of this connection.
   alloyResult_t test(Request* req, bool* done);
   // Operations posted and completed so far, by kind ("put 12/12, signal 5/4, ..."), for a stall report:
-  // one posted but never completed is still inside UCX on this side.
+  // one posted but never completed is still inside UCX on this side. Then, per remote word signalled,
+  // the last value completed there and the value the swap replaced: a word the peer reads as older than
+  // what it was last given was overwritten after the signal landed, and a replaced value newer than the
+  // signal's shows signals applied out of order.
   std::string tally() const;
 
  private:
   static void onComplete(void* request, ucs_status_t status, void* user);
   void complete(UcxOp* op, ucs_status_t status);
   void release(UcxOp* op);
+  void traceSignal(const UcxOp* op);
 
   // The kinds an op's `what` names, and per kind the operations posted and completed.
   static constexpr const char* kKinds[] = {"put", "signal", "put+signal", "flush"};
@@ -71,6 +76,11 @@ class UcxConnection : public Connection {
   Count counts_[sizeof(kKinds) / sizeof(kKinds[0])];
   // The tally of `what`'s kind, looked up once per operation (at acquire).
   Count* countOf(const char* what);
+
+  struct SignalTrace {
+    uint64_t target, value, replaced;
+  };
+  std::vector<SignalTrace> lastSignals_;  // one per remote word (a channel signals two per peer)
 
   int peer_;
   std::vector<UcxOp> ops_;

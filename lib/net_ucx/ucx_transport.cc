@@ -346,6 +346,7 @@ alloyResult_t UcxTransport::signal(Connection* c, const RemoteKey* dst, size_t d
   UcxOp* op = nullptr;
   ALLOY_TRY(begin(conn, "signal", req, &op));
   op->operand = value;
+  op->target = key->base + dstOffset;
   ucp_request_param_t params = UcxConnection::paramsFor(op);
   params.op_attr_mask |= UCP_OP_ATTR_FIELD_DATATYPE | UCP_OP_ATTR_FIELD_REPLY_BUFFER;
   params.datatype = ucp_dt_make_contig(sizeof(uint64_t));

@@ -235,6 +235,10 @@ TEST_F(NetTest, TrafficTallyCountsPostedAndCompletedOperations) {
   };
   waitUntil(matches, "the tally of the operations posted, all completed");
   EXPECT_TRUE(matches()) << "now: " << transport->describeTraffic(connections[peer]);
+  // The signal's trace: the value it stored (what it replaced depends on whether the put+signal's store
+  // landed first, which only the flush orders).
+  const std::string traffic = transport->describeTraffic(connections[peer]);
+  EXPECT_NE(traffic.find(": 0x2 replacing 0x"), std::string::npos) << traffic;
   barrier();  // every sender's flush has completed
   for (int i = 0; i < 4; ++i)
     expectBytes(source, 1000 * i, messageBytes(seed, source, rank, i, 1000), "message counted in the tally");

@@ -94,6 +94,7 @@
 #                             schedules run)
 #   HOSTS_PERF_MINBYTES, HOSTS_PERF_MAXBYTES, HOSTS_PERF_FACTOR  alloy-perf sizes (default 16, 256M, 4)
 #   HOSTS_PERF_WARMUP, HOSTS_PERF_ITERS  alloy-perf iterations (default 5, 20)
+#   HOSTS_PERF_EXTRA          more alloy-perf arguments, space separated (e.g. --relay)
 #   HOSTS_PERF_OPS            collectives of the benchmark, comma separated (default: all eight)
 #   HOSTS_PERF_TIMEOUT        seconds one alloy-perf run may take (default 180)
 #   HOSTS_PERFTEST_BYTES, HOSTS_PERFTEST_ITERS, HOSTS_PERFTEST_PORT  ucx_perftest's message size,
@@ -804,10 +805,11 @@ hosts_alloy_perf() {
 hosts_perf_run() {
   local tlsname=$1 tls=$2
   local ops=${HOSTS_PERF_OPS:-allreduce,reduce,broadcast,allgather,reducescatter,alltoall,alltoallv,sendrecv}
+  # shellcheck disable=SC2086  # HOSTS_PERF_EXTRA is a list of arguments on purpose
   hosts_alloy_perf "$RESULTS/hosts-perf-${tlsname//[^A-Za-z0-9]/_}" "$tls" "$(hosts_map "${HOSTS_PERF_LAYOUT:-2h}")" \
     "${HOSTS_PERF_TIMEOUT:-180}" \
     -o "$ops" -b "${HOSTS_PERF_MINBYTES:-16}" -e "${HOSTS_PERF_MAXBYTES:-256M}" -f "${HOSTS_PERF_FACTOR:-4}" \
-    -w "${HOSTS_PERF_WARMUP:-5}" -n "${HOSTS_PERF_ITERS:-20}" --compare nccl
+    -w "${HOSTS_PERF_WARMUP:-5}" -n "${HOSTS_PERF_ITERS:-20}" --compare nccl ${HOSTS_PERF_EXTRA:-}
 }
 
 # The three ratios, per transport, from alloy-perf's JSON and ucx_perftest's bandwidth, and beside them

@@ -1,5 +1,6 @@
 // alloyAlltoAll and alloyAlltoAllv: every rank sends one block to every rank, through one launch of
 // the point-to-point engine.
+#include "alltoallv_relay.h"
 #include "arguments.h"
 #include "comm.h"
 #include "datatype.h"
@@ -54,7 +55,6 @@ extern "C" ALLOY_API alloyResult_t alloyAlltoAllv(const void* sendbuff, const si
                                                   const size_t recvcounts[], const size_t rdispls[],
                                                   void* relaybuff, alloyDataType_t datatype,
                                                   alloyComm_t comm, cudaStream_t stream) {
-  (void)relaybuff;  // accepted for VCCL compatibility; the intra-node engine stages in its workspace
   const char* fn = "alloyAlltoAllv";
   ALLOY_TRY(checkGpuCollective(comm, fn));
   ALLOY_TRY(checkDataType(datatype, fn));
@@ -70,6 +70,10 @@ extern "C" ALLOY_API alloyResult_t alloyAlltoAllv(const void* sendbuff, const si
   ALLOY_TRY(checkDeviceBuffer(comm, recvbuff, recvExtent, fn, "recvbuff"));
   if (rangesOverlap(sendbuff, sendExtent, recvbuff, recvExtent))
     return fail(alloyInvalidArgument, "%s: sendbuff and recvbuff overlap; alltoallv is not in place", fn);
+  // relaybuff is scratch for the rail relay between hosts; on one host the engine stages in its workspace.
+  if (alltoallvRelayApplies(comm, relaybuff))
+    return alltoallvThroughRails(static_cast<const char*>(sendbuff), sendcounts, sdispls, static_cast<char*>(recvbuff),
+                                 recvcounts, rdispls, relaybuff, elementSize, comm, stream, fn);
   P2pPlan plan(comm, kOpAlltoAllv);
   for (int peer = 0; peer < comm->nranks; ++peer) {
     plan.addSend(peer, static_cast<const char*>(sendbuff) + sdispls[peer] * elementSize,

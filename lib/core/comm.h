@@ -14,6 +14,7 @@
 namespace alloy {
 class LocalTransport;
 class LaunchOrder;
+class RelayBoard;
 namespace net {
 class NetChannel;
 }
@@ -47,6 +48,9 @@ struct alloyComm {
   // by the process's proxy thread); otherwise null, and netUnavailableReason says why.
   std::unique_ptr<alloy::net::NetChannel> net;
   std::string netUnavailableReason;
+  // alltoallv's count exchange among the ranks of this host, opened by the first alltoallv through the
+  // rails (lib/coll/relay_board.h).
+  std::unique_ptr<alloy::RelayBoard> relayBoard;
 
   alloyComm();
   ~alloyComm();

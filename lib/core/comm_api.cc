@@ -11,6 +11,7 @@
 #include "log.h"
 #include "net_channel.h"
 #include "proxy_thread.h"
+#include "relay_board.h"
 
 alloyComm::alloyComm() = default;
 

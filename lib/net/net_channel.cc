@@ -38,12 +38,11 @@ uint64_t transferHeader(uint64_t sequence, size_t bytes) {
 
 uint64_t loadWord(const void* word) { return __atomic_load_n(static_cast<const uint64_t*>(word), __ATOMIC_ACQUIRE); }
 
-// The time of day to the millisecond ("19:29:19.123"), so that the reports of several ranks line up.
-std::string timeOfDay() {
-  const auto now = std::chrono::system_clock::now();
-  const std::time_t seconds = std::chrono::system_clock::to_time_t(now);
-  const long long ms =
-      std::chrono::duration_cast<std::chrono::milliseconds>(now.time_since_epoch()).count() % 1000;
+// A time of day to the millisecond ("19:29:19.123"), so that the reports of several ranks line up.
+using WallClock = std::chrono::system_clock;
+std::string timeOfDay(WallClock::time_point at = WallClock::now()) {
+  const std::time_t seconds = WallClock::to_time_t(at);
+  const long long ms = std::chrono::duration_cast<std::chrono::milliseconds>(at.time_since_epoch()).count() % 1000;
   std::tm local{};
   localtime_r(&seconds, &local);
   char text[32];
@@ -327,6 +326,7 @@ alloyResult_t NetChannel::start(uint32_t id, int box) {
     p.readyPending = true;
   }
   lastMove_ = startedAt_ = Clock::now().time_since_epoch().count();
+  served_[servedCount_++ % kServedKept] = Served{id, WallClock::now().time_since_epoch().count(), 0};
   logTrace("rank %d: channel %p: net operation %u (%s) starts: %zu sends, %zu receives", config_.rank,
            static_cast<void*>(this), id, operationName(current_->operation), current_->sends.size(),
            current_->recvs.size());
@@ -339,6 +339,7 @@ void NetChannel::finish() {
   // transfer that crawled. Logged so that a later timeout elsewhere can be traced to it.
   const double seconds = std::chrono::duration<double>(Clock::duration(Clock::now().time_since_epoch().count() -
                                                                         startedAt_)).count();
+  served_[(servedCount_ - 1) % kServedKept].finishedAt = WallClock::now().time_since_epoch().count();
   if (error() == alloySuccess && seconds * 4000 >= config_.timeoutMs)
     logWarn("rank %d: net operation %u (%s) took %.1f s, until %s", config_.rank, id,
             operationName(current_->operation), seconds, timeOfDay().c_str());
@@ -512,6 +513,19 @@ std::string NetChannel::describeStall() const {
 // one stall, whether a message was lost before the transport completed it (the sender's tally shows it
 // in flight), after (completed there, never seen here), or never sent (the protocol's state) can be told.
 void NetChannel::logStallDetail() const {
+  std::string recent;
+  for (size_t k = servedCount_ > kServedKept ? servedCount_ - kServedKept : 0; k < servedCount_; ++k) {
+    const Served& s = served_[k % kServedKept];
+    const auto at = [](long long ticks) { return timeOfDay(WallClock::time_point(WallClock::duration(ticks))); };
+    recent += " #" + std::to_string(s.id) + " " + at(s.startedAt) + "-" + (s.finishedAt != 0 ? at(s.finishedAt) : "");
+  }
+  std::string bells;
+  for (int b = 0; b < kBoxes; ++b) {
+    const uint32_t bell = __atomic_load_n(const_cast<const uint32_t*>(doorbell(b)), __ATOMIC_ACQUIRE);
+    bells += " " + (bell != 0 ? "#" + std::to_string(bell - 1) : std::string("-"));
+  }
+  logWarn("rank %d: stall detail: doorbells%s; the last operations served (id, found rung, finished):%s",
+          config_.rank, bells.c_str(), recent.c_str());
   static const char* const kSendStates[] = {"idle", "awaiting ready", "put+signalling", "completing", "putting",
                                             "flushing", "signalling"};
   static_assert(sizeof(kSendStates) / sizeof(kSendStates[0]) == static_cast<size_t>(SendState::Signalling) + 1,

@@ -185,6 +185,15 @@ class NetChannel {
   int currentBox_ = 0;
   long long lastMove_ = 0;
   long long startedAt_ = 0;  // when the operation in hand started (steady_clock ticks)
+  // The last operations this channel served, for a stall report: when each started (its doorbell was
+  // found rung) and finished, so that a peer that came late shows where its time went.
+  struct Served {
+    uint32_t id;
+    long long startedAt, finishedAt;  // system_clock ticks; finishedAt 0 while in hand
+  };
+  static constexpr size_t kServedKept = 6;
+  Served served_[kServedKept];
+  size_t servedCount_ = 0;
 
   std::atomic<bool> abortRequested_{false};
   std::atomic<alloyResult_t> error_{alloySuccess};

@@ -94,6 +94,14 @@ TEST(AlloyPerfOptions, GpuCheckOverlapCommandLineParses) {
   EXPECT_EQ(sweepSizes(p.opts).size(), 6u);  // 64 KB, 256 KB, 1 MB, 4 MB, 16 MB, 64 MB
 }
 
+TEST(AlloyPerfOptions, RelayIsOffUnlessAsked) {
+  EXPECT_FALSE(parse({"-o", "alltoallv"}).opts.relay);
+  const Parsed p = parse({"-o", "alltoallv", "--relay", "-b", "1M"});
+  ASSERT_EQ(p.result, ParseResult::run) << p.error;
+  EXPECT_TRUE(p.opts.relay);
+  EXPECT_EQ(p.opts.minBytes, size_t{1} << 20);  // --relay takes no value: the next option still parses
+}
+
 TEST(AlloyPerfOptions, HelpIsNotAnError) { EXPECT_EQ(parse({"--help"}).result, ParseResult::help); }
 
 }  // namespace

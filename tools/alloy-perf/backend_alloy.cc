@@ -1,5 +1,8 @@
 #include "backend_alloy.h"
 
+#include <algorithm>
+
+#include "datatypes.h"
 #include "fatal.h"
 
 namespace alloyperf {
@@ -8,8 +11,9 @@ namespace {
 
 class AlloyBackend : public Backend {
  public:
-  explicit AlloyBackend(alloyComm_t comm) : comm_(comm) {}
+  AlloyBackend(alloyComm_t comm, bool relay) : comm_(comm), relay_(relay) {}
   ~AlloyBackend() override {
+    if (relayBuffer_ != nullptr) cudaFree(relayBuffer_);
     // Destroy is collective; every rank reaches here on the normal path. A failure to tear down after
     // the measurements are complete is reported but does not change the results.
     const alloyResult_t r = alloyCommDestroy(comm_);
@@ -52,8 +56,28 @@ class AlloyBackend : public Backend {
   }
   Status alltoAllv(const void* s, const size_t* sc, const size_t* sd, void* r, const size_t* rc,
                    const size_t* rd, alloyDataType_t t, cudaStream_t st) override {
-    // No relay buffer: NULL always works, and the tool measures the library's default path.
-    return wrap(alloyAlltoAllv(s, sc, sd, r, rc, rd, nullptr, t, comm_, st));
+    // Without --relay no relay buffer: NULL always works, and the tool measures the library's default path.
+    void* relay = nullptr;
+    if (relay_) {
+      size_t extent = 0;
+      int nranks = 0;
+      const alloyResult_t counted = alloyCommCount(comm_, &nranks);
+      if (counted != alloySuccess) return wrap(counted);
+      for (int p = 0; p < nranks; ++p) extent = std::max(extent, (sd[p] + sc[p]) * typeInfo(t).size);
+      // Grown during the warm-up iterations, outside the timed ones.
+      if (extent > relayBytes_) {
+        if (relayBuffer_ != nullptr) cudaFree(relayBuffer_);
+        relayBuffer_ = nullptr;
+        relayBytes_ = 0;
+        if (cudaMalloc(&relayBuffer_, extent) != cudaSuccess) {
+          lastError_ = "cudaMalloc of the relay buffer failed";
+          return Status::failed;
+        }
+        relayBytes_ = extent;
+      }
+      relay = relayBuffer_;
+    }
+    return wrap(alloyAlltoAllv(s, sc, sd, r, rc, rd, relay, t, comm_, st));
   }
 
   Status asyncError() override {
@@ -72,12 +96,15 @@ class AlloyBackend : public Backend {
   }
 
   alloyComm_t comm_;
+  bool relay_;
+  void* relayBuffer_ = nullptr;
+  size_t relayBytes_ = 0;
   std::string lastError_;
 };
 
 }  // namespace
 
-std::unique_ptr<Backend> createAlloyBackend(MPI_Comm comm, int device, std::string* why) {
+std::unique_ptr<Backend> createAlloyBackend(MPI_Comm comm, int device, bool relay, std::string* why) {
   alloyConfig_t config = ALLOY_CONFIG_INITIALIZER;
   config.cudaDevice = device;
   alloyComm_t alloyComm = nullptr;
@@ -88,7 +115,7 @@ std::unique_ptr<Backend> createAlloyBackend(MPI_Comm comm, int device, std::stri
   }
   if (r != alloySuccess)
     fatal("alloyCommCreateFromMPI: %s: %s", alloyGetErrorString(r), alloyGetLastError(nullptr));
-  return std::unique_ptr<Backend>(new AlloyBackend(alloyComm));
+  return std::unique_ptr<Backend>(new AlloyBackend(alloyComm, relay));
 }
 
 }  // namespace alloyperf

@@ -11,8 +11,9 @@ namespace alloyperf {
 
 // Creates Alloy's communicator over comm for CUDA device `device` (collective over comm). Returns null
 // with *why set when Alloy answers alloyNotSupported (the rows then all read "not supported by alloy");
-// any other failure is fatal.
-std::unique_ptr<Backend> createAlloyBackend(MPI_Comm comm, int device, std::string* why);
+// any other failure is fatal. relay: alltoallv passes a relaybuff as large as its send buffer (the rail
+// relay between hosts of several ranks); otherwise NULL, the library's default path.
+std::unique_ptr<Backend> createAlloyBackend(MPI_Comm comm, int device, bool relay, std::string* why);
 
 }  // namespace alloyperf
 

@@ -108,7 +108,7 @@ int main(int argc, char** argv) {
   {
     // Alloy first: if it cannot make a communicator here (alloyNotSupported), every row says so, and
     // NCCL's numbers are still worth having. The answer must be the same everywhere.
-    std::unique_ptr<Backend> alloy = createAlloyBackend(comm, device, &info.alloyUnavailable);
+    std::unique_ptr<Backend> alloy = createAlloyBackend(comm, device, opts.relay, &info.alloyUnavailable);
     int have = alloy != nullptr, haveAll = 0, haveAny = 0;
     MPI_CHECK(MPI_Allreduce(&have, &haveAll, 1, MPI_INT, MPI_MIN, comm));
     MPI_CHECK(MPI_Allreduce(&have, &haveAny, 1, MPI_INT, MPI_MAX, comm));

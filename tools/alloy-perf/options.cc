@@ -32,6 +32,8 @@ const char kUsage[] =
     "  -J, --json FILE         write every number of every row to FILE (rank 0)\n"
     "      --compare nccl      also run NCCL (dlopen libnccl.so.2 or $ALLOY_PERF_NCCL_LIB) on the same buffers\n"
     "      --seed N            seed of the check data (default 1)\n"
+    "      --relay             alltoallv passes Alloy a relaybuff as large as its send buffer: between hosts\n"
+    "                          that each hold several ranks, blocks then travel along the rails\n"
     "  -O, --overlap [MS]      overlap mode (default MS 20): each row is also run beside a compute load, a\n"
     "                          series of --overlap_kernels launches of one FMA kernel (one full wave of\n"
     "                          blocks each) on a second stream (non-blocking, default priority), its loop\n"
@@ -238,6 +240,8 @@ ParseResult parseArguments(int argc, char** argv, Options* opts, std::string* er
       expected = "nccl";
       ok = p.value(inlineValue, hasInline, &v) && v == "nccl";
       opts->compareNccl = ok;
+    } else if (is(nullptr, "--relay")) {
+      opts->relay = true;
     } else if (is(nullptr, "--seed")) {
       expected = "a whole number";
       ok = p.value(inlineValue, hasInline, &v) && parseUnsigned(v, &opts->seed);

@@ -27,6 +27,7 @@ struct Options {
   int graphLaunches = 0;  // 0: eager launches; N > 0: capture the iterations once, time N replays
   std::string jsonPath;
   bool compareNccl = false;
+  bool relay = false;       // --relay: alltoallv passes a relaybuff (the rail relay between hosts)
   unsigned long long seed = 1;
   int overlapMs = 0;        // -O: target time of the compute load beside each row; 0: overlap mode off
   int overlapReps = 5;      // repetitions of alone and beside whose medians are reported

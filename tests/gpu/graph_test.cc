@@ -114,6 +114,11 @@ class CudaGraph : public CommTest {
     CUDA_EXPECT_OK(cudaGraphExecDestroy(exec));
     CUDA_EXPECT_OK(cudaGraphDestroy(graph));
   }
+
+  // A random alltoallv matrix captured once and replayed 1000 times; with relay, a relaybuff four times
+  // the send buffer's size (between hosts of several ranks: the rail relay, whose counts are exchanged at
+  // capture).
+  void alltoallvReplayed(bool relay);
 };
 
 TEST_F(CudaGraph, AlltoAllReplayed1000Times) {
@@ -133,7 +138,7 @@ TEST_F(CudaGraph, AlltoAllReplayed1000Times) {
   replay(c, 1000);
 }
 
-TEST_F(CudaGraph, AlltoAllvReplayed1000Times) {
+void CudaGraph::alltoallvReplayed(bool relay) {
   const alloyDataType_t type = alloyBfloat16;
   const size_t es = typeSize(type), gap = 16;  // elements before every block
   const int n = nranks;
@@ -163,9 +168,11 @@ TEST_F(CudaGraph, AlltoAllvReplayed1000Times) {
   GraphCase c;
   c.sendBytes = sendExtent * es;
   c.recvBytes = recvExtent * es + kGuard;
+  DeviceBuffer relayBuffer(relay ? 4 * c.sendBytes : 0);
+  ASSERT_TRUE(allRanksOk(relayBuffer.ok()));
   c.enqueue = [&](uint8_t* send, uint8_t* recv) {
-    return alloyAlltoAllv(send, sendcounts.data(), sdispls.data(), recv, recvcounts.data(), rdispls.data(), nullptr,
-                          type, comm, stream);
+    return alloyAlltoAllv(send, sendcounts.data(), sdispls.data(), recv, recvcounts.data(), rdispls.data(),
+                          relay ? relayBuffer.get() : nullptr, type, comm, stream);
   };
   c.sendData = [&](int v) { return genVector(streamOf(seed, 100 + v, rank), c.sendBytes); };
   c.expected = [&](int v) {
@@ -178,6 +185,10 @@ TEST_F(CudaGraph, AlltoAllvReplayed1000Times) {
   };
   replay(c, 1000);
 }
+
+TEST_F(CudaGraph, AlltoAllvReplayed1000Times) { alltoallvReplayed(false); }
+
+TEST_F(CudaGraph, AlltoAllvThroughTheRailsReplayed1000Times) { alltoallvReplayed(true); }
 
 TEST_F(CudaGraph, SendRecvRingGroupReplayed) {
   const size_t count = 50001;  // uint8, odd

@@ -40,7 +40,7 @@ bool allocationHolds(const void* p, size_t bytes) {
   return at + bytes <= base + size;
 }
 
-// Rank r's host and, per rail, its member on each host: the relay's routes.
+// The relay's routes: which ranks are on other hosts, and each host's member of each rail.
 struct Routes {
   const LocalTopology& t;
   const std::vector<EndpointBlob>& blobs;

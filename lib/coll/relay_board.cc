@@ -24,18 +24,16 @@ constexpr uint64_t kReady = 0xa1103b0a2d00b0a2ull;  // the creator's mark that t
 constexpr size_t kHeaderBytes = 64;                 // the mark, then the count of ranks that opened it
 constexpr size_t kLine = 64;
 
-// The board's name: the communicator (orderKey differs between live GPU communicators) and the host
-// (virtual hosts of one machine each have their own).
-std::string boardName(alloyComm_t comm) {
-  char name[64];
-  std::snprintf(name, sizeof(name), "/alloy-relay-%016llx-%016llx", static_cast<unsigned long long>(comm->orderKey),
-                static_cast<unsigned long long>(comm->blobs[comm->rank].hostHash));
-  return name;
-}
-
 uint64_t* word(void* base, size_t offset) { return reinterpret_cast<uint64_t*>(static_cast<char*>(base) + offset); }
 
 }  // namespace
+
+std::string RelayBoard::name(alloyComm_t comm) {
+  char text[64];
+  std::snprintf(text, sizeof(text), "/alloy-relay-%016llx-%016llx", static_cast<unsigned long long>(comm->orderKey),
+                static_cast<unsigned long long>(comm->blobs[comm->rank].hostHash));
+  return text;
+}
 
 RelayBoard::RelayBoard(void* base, size_t bytes, std::vector<int> localPeers, int localRank, int nranks,
                        long long timeoutMs)
@@ -54,31 +52,31 @@ alloyResult_t RelayBoard::open(alloyComm_t comm, const char* function, std::uniq
   const LocalTopology& t = comm->topology;
   const size_t rowBytes = (sizeof(uint64_t) * (1 + static_cast<size_t>(comm->nranks)) + kLine - 1) / kLine * kLine;
   const size_t bytes = kHeaderBytes + 2 * static_cast<size_t>(t.localSize) * rowBytes;  // two exchanges' rows
-  const std::string name = boardName(comm);
+  const std::string path = name(comm);
   const bool creator = t.localRank == 0;
   const auto deadline = Clock::now() + std::chrono::milliseconds(comm->timeoutMs);
   int fd = -1;
   while (true) {
-    fd = creator ? shm_open(name.c_str(), O_CREAT | O_EXCL | O_RDWR, 0600) : shm_open(name.c_str(), O_RDWR, 0);
+    fd = creator ? shm_open(path.c_str(), O_CREAT | O_EXCL | O_RDWR, 0600) : shm_open(path.c_str(), O_RDWR, 0);
     if (fd >= 0) break;
     if (creator && errno == EEXIST) {
       // Left by a job that died before every rank opened it, under the same (per-process) key: reuse the name.
-      shm_unlink(name.c_str());
+      shm_unlink(path.c_str());
       continue;
     }
     if (creator || errno != ENOENT)
       return fail(alloyInternalError, "%s: cannot %s the relay's shared memory %s: %s", function,
-                  creator ? "create" : "open", name.c_str(), std::strerror(errno));
+                  creator ? "create" : "open", path.c_str(), std::strerror(errno));
     if (Clock::now() > deadline)
       return fail(alloyTimeout, "%s: rank %d waited %lld ms for the first rank of its host (rank %d) to create %s",
-                  function, comm->rank, comm->timeoutMs, t.localPeers[0], name.c_str());
+                  function, comm->rank, comm->timeoutMs, t.localPeers[0], path.c_str());
     std::this_thread::sleep_for(std::chrono::microseconds(200));
   }
   if (creator && ftruncate(fd, static_cast<off_t>(bytes)) != 0) {
     const int err = errno;
     close(fd);
-    shm_unlink(name.c_str());
-    return fail(alloyInternalError, "%s: cannot size the relay's shared memory %s: %s", function, name.c_str(),
+    shm_unlink(path.c_str());
+    return fail(alloyInternalError, "%s: cannot size the relay's shared memory %s: %s", function, path.c_str(),
                 std::strerror(err));
   }
   // An opener may come before the creator sized it: wait for the size, then for the mark.
@@ -91,7 +89,7 @@ alloyResult_t RelayBoard::open(alloyComm_t comm, const char* function, std::uniq
   if (base == MAP_FAILED || (!creator && static_cast<size_t>(st.st_size) < bytes)) {
     if (base != MAP_FAILED) munmap(base, bytes);
     return fail(alloyInternalError, "%s: cannot map the relay's shared memory %s (%zu bytes): %s", function,
-                name.c_str(), bytes, base == MAP_FAILED ? std::strerror(mapErr) : "it was never sized");
+                path.c_str(), bytes, base == MAP_FAILED ? std::strerror(mapErr) : "it was never sized");
   }
   std::unique_ptr<RelayBoard> board(
       new RelayBoard(base, bytes, t.localPeers, t.localRank, comm->nranks, comm->timeoutMs));
@@ -99,11 +97,11 @@ alloyResult_t RelayBoard::open(alloyComm_t comm, const char* function, std::uniq
   while (__atomic_load_n(word(base, 0), __ATOMIC_ACQUIRE) != kReady) {
     if (Clock::now() > deadline)
       return fail(alloyTimeout, "%s: rank %d waited %lld ms for %s to be made ready", function, comm->rank,
-                  comm->timeoutMs, name.c_str());
+                  comm->timeoutMs, path.c_str());
     std::this_thread::sleep_for(std::chrono::microseconds(200));
   }
   if (__atomic_add_fetch(word(base, sizeof(uint64_t)), 1, __ATOMIC_ACQ_REL) == static_cast<uint64_t>(t.localSize))
-    shm_unlink(name.c_str());
+    shm_unlink(path.c_str());
   *out = std::move(board);
   return alloySuccess;
 }

@@ -21,6 +21,9 @@ class RelayBoard {
   // host in the same call. The first local rank creates it; the last to open it removes its name, so
   // that nothing is left in /dev/shm once all have it mapped (a rank that dies before opening leaves it).
   static alloyResult_t open(alloyComm_t comm, const char* function, std::unique_ptr<RelayBoard>* out);
+  // The board's name in /dev/shm: the communicator (orderKey differs between live GPU communicators) and
+  // the host (virtual hosts of one machine each have their own).
+  static std::string name(alloyComm_t comm);
   ~RelayBoard();
   RelayBoard(const RelayBoard&) = delete;
   RelayBoard& operator=(const RelayBoard&) = delete;

@@ -9,7 +9,6 @@
 #include <unistd.h>
 
 #include <chrono>
-#include <cstdio>
 #include <memory>
 #include <random>
 #include <string>
@@ -43,13 +42,6 @@ alloyComm_t makeComm(int timeoutMs) {
   return comm;
 }
 
-std::string boardName(alloyComm_t comm) {
-  char name[64];
-  std::snprintf(name, sizeof(name), "/alloy-relay-%016llx-%016llx", static_cast<unsigned long long>(comm->orderKey),
-                static_cast<unsigned long long>(comm->blobs[comm->rank].hostHash));
-  return name;
-}
-
 }  // namespace
 
 TEST(RelayBoard, EveryRankReadsWhatItsHostPosted) {
@@ -59,8 +51,8 @@ TEST(RelayBoard, EveryRankReadsWhatItsHostPosted) {
   std::unique_ptr<alloy::RelayBoard> board;
   ASSERT_ALLOY(alloySuccess, alloy::RelayBoard::open(comm, "test", &board));
   MPI_Barrier(MPI_COMM_WORLD);
-  const int fd = shm_open(boardName(comm).c_str(), O_RDONLY, 0);
-  EXPECT_LT(fd, 0) << boardName(comm) << " is still in /dev/shm after every rank of the host opened it";
+  const int fd = shm_open(alloy::RelayBoard::name(comm).c_str(), O_RDONLY, 0);
+  EXPECT_LT(fd, 0) << alloy::RelayBoard::name(comm) << " is still in /dev/shm after every rank of the host opened it";
   if (fd >= 0) close(fd);
   const alloy::LocalTopology& t = comm->topology;
   std::mt19937_64 skew(seed + static_cast<uint64_t>(comm->rank));

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "env.h"
+#include "log.h"
 #include "net_channel.h"
 
 namespace alloy {
@@ -77,6 +78,14 @@ class Proxy {
     }
   };
 
+  // A sweep (every channel's progress, which calls into the transport) should take microseconds to
+  // milliseconds. One that took a second or more means a call blocked: logged, so that a peer's timeout
+  // elsewhere can be traced to this thread.
+  static void reportLongSweep(const char* thread, Clock::time_point began) {
+    const double seconds = std::chrono::duration<double>(Clock::now() - began).count();
+    if (seconds >= 1.0) logWarn("net: a sweep of the %s thread took %.1f s (blocked in a call, or not scheduled)", thread, seconds);
+  }
+
   Proxy()
       : spin_(std::chrono::microseconds(envInt("ALLOY_PROXY_SPIN_US", 2000, 0, 10000000))),
         maxSleep_(std::chrono::microseconds(envInt("ALLOY_PROXY_SLEEP_US", 100, 1, 1000000))) {}
@@ -90,7 +99,9 @@ class Proxy {
         std::unique_lock<std::mutex> lock(mutex_);
         wake_.wait(lock, [this] { return stop_ || !channels_.empty(); });
         if (stop_) return;
+        const auto began = Clock::now();
         for (NetChannel* channel : channels_) busy = channel->progress() || busy;
+        reportLongSweep("proxy", began);
       }
       // While an operation is in hand, peers' data and signals for it are due: the inbound thread must not
       // be asleep. A notification that races with its going to sleep is lost, which costs that sleep.
@@ -115,7 +126,9 @@ class Proxy {
       std::unique_lock<std::mutex> lock(inboundMutex_);
       inboundWake_.wait(lock, [this] { return stop_ || !channels_.empty(); });
       if (stop_) return;
+      const auto began = Clock::now();
       for (NetChannel* channel : channels_) moved = channel->progressInbound() || moved;
+      reportLongSweep("inbound", began);
       std::chrono::microseconds length{0};
       if (!pause.due(moved, operationInHand_.load() || waiting_.load() > 0, spin_, maxSleep_, &length)) {
         lock.unlock();

@@ -14,6 +14,7 @@
 #include "log.h"
 #include "p2p_plan.h"
 #include "relay_board.h"
+#include "relay_plan.h"
 #include "stream_scratch.h"
 
 namespace alloy {
@@ -40,28 +41,6 @@ bool allocationHolds(const void* p, size_t bytes) {
   return at + bytes <= base + size;
 }
 
-// The relay's routes: which ranks are on other hosts, and each host's member of each rail.
-struct Routes {
-  const LocalTopology& t;
-  const std::vector<EndpointBlob>& blobs;
-  uint64_t myHost;
-
-  bool remote(int rank) const { return blobs[rank].hostHash != myHost; }
-  // The members of rail j on other hosts, in the rail's order.
-  std::vector<int> remoteOn(int j) const {
-    std::vector<int> ranks;
-    for (int rank : t.rails[j])
-      if (remote(rank)) ranks.push_back(rank);
-    return ranks;
-  }
-  // The rank of local index j on `rank`'s host.
-  int onHostOf(int rank, int j) const {
-    for (int member : t.rails[j])
-      if (blobs[member].hostHash == blobs[rank].hostHash) return member;
-    return -1;  // not reached: every host holds every rail (railsApply)
-  }
-};
-
 }  // namespace
 
 bool alltoallvRelayApplies(alloyComm_t comm, const void* relaybuff) {
@@ -80,76 +59,55 @@ bool alltoallvRelayApplies(alloyComm_t comm, const void* relaybuff) {
 alloyResult_t alltoallvThroughRails(const char* send, const size_t sendcounts[], const size_t sdispls[], char* recv,
                                     const size_t recvcounts[], const size_t rdispls[], void* relaybuff,
                                     size_t es, alloyComm_t comm, cudaStream_t stream, const char* fn) {
-  const LocalTopology& t = comm->topology;
-  const int me = comm->rank, q = t.localRank, L = t.localSize;
-  const Routes routes{t, comm->blobs, comm->blobs[me].hostHash};
+  const int n = comm->nranks;
   if (!comm->relayBoard) ALLOY_TRY(RelayBoard::open(comm, fn, &comm->relayBoard));
-  std::vector<uint64_t> mine(comm->nranks);
-  for (int d = 0; d < comm->nranks; ++d) mine[d] = sendcounts[d] * es;
+  std::vector<uint64_t> mine(n);
+  std::vector<size_t> sendBytes(n), sendOffsets(n), recvBytes(n), recvOffsets(n);
+  std::vector<uint64_t> hostOf(n);
+  for (int r = 0; r < n; ++r) {
+    mine[r] = sendBytes[r] = sendcounts[r] * es;
+    sendOffsets[r] = sdispls[r] * es;
+    recvBytes[r] = recvcounts[r] * es;
+    recvOffsets[r] = rdispls[r] * es;
+    hostOf[r] = comm->blobs[r].hostHash;
+  }
   ALLOY_TRY(comm->relayBoard->exchange(mine, fn));
   const RelayBoard& board = *comm->relayBoard;
+  const RelayPlan plan = planRelay(comm->topology, hostOf, comm->rank, sendBytes, sendOffsets, recvBytes, recvOffsets,
+                                   [&](int j, int d) { return board.sent(j, d); });
 
-  const std::vector<int> myRail = routes.remoteOn(q);
-  // What this rank packs for each local index, and what it relays from each.
-  std::vector<size_t> packAt(L + 1, 0), relayAt(L + 1, 0);
-  for (int j = 0; j < L; ++j) {
-    size_t packed = 0, relayed = 0;
-    if (j != q) {
-      for (int d : routes.remoteOn(j)) packed += mine[d];
-      for (int d : myRail) relayed += board.sent(j, d);
-    }
-    packAt[j + 1] = packAt[j] + packed;
-    relayAt[j + 1] = relayAt[j] + relayed;
-  }
   StreamScratch packScratch(stream), relayScratch(stream);
-  ALLOY_TRY(packScratch.allocate(packAt[L], fn));
+  ALLOY_TRY(packScratch.allocate(plan.packBytes, fn));
   char* relay = static_cast<char*>(relaybuff);
-  if (relayAt[L] > 0 && !allocationHolds(relaybuff, relayAt[L])) {
+  if (plan.relayBytes > 0 && !allocationHolds(relaybuff, plan.relayBytes)) {
     logInfo("%s: relaybuff holds less than the %zu bytes rank %d relays in this call: using scratch memory", fn,
-            relayAt[L], me);
-    ALLOY_TRY(relayScratch.allocate(relayAt[L], fn));
+            plan.relayBytes, comm->rank);
+    ALLOY_TRY(relayScratch.allocate(plan.relayBytes, fn));
     relay = relayScratch.get();
   }
-  char* pack = packScratch.get();
-
-  P2pPlan inside(comm, kOpAlltoAllv), along(comm, kOpAlltoAllv);
-  for (int j = 0; j < L; ++j) {
-    const int peer = t.localPeers[j];
-    inside.addSend(peer, send + sdispls[peer] * es, mine[peer]);
-    inside.addRecv(peer, recv + rdispls[peer] * es, recvcounts[peer] * es);
-    if (j == q) continue;
-    inside.addSend(peer, pack + packAt[j], packAt[j + 1] - packAt[j]);
-    inside.addRecv(peer, relay + relayAt[j], relayAt[j + 1] - relayAt[j]);
-  }
-  std::vector<size_t> relayed(relayAt.begin(), relayAt.end() - 1);  // per source: the next block's place
-  for (int d : myRail) {
-    along.addSend(d, send + sdispls[d] * es, mine[d]);
-    along.addRecv(d, recv + rdispls[d] * es, recvcounts[d] * es);
-    for (int j = 0; j < L; ++j) {
-      if (j == q) continue;
-      along.addSend(d, relay + relayed[j], board.sent(j, d));
-      relayed[j] += board.sent(j, d);
-      const int source = routes.onHostOf(d, j);
-      along.addRecv(d, recv + rdispls[source] * es, recvcounts[source] * es);
+  char* const bases[] = {const_cast<char*>(send), recv, packScratch.get(), relay};  // by RelayBuffer
+  auto add = [&](P2pPlan& to, const std::vector<RelayMessage>& messages) {
+    for (const RelayMessage& m : messages) {
+      char* at = bases[static_cast<int>(m.buffer)] + m.offset;
+      if (m.isSend)
+        to.addSend(m.peer, at, m.bytes);
+      else
+        to.addRecv(m.peer, at, m.bytes);
     }
-  }
+  };
+  P2pPlan inside(comm, kOpAlltoAllv), along(comm, kOpAlltoAllv);
+  add(inside, plan.inside);
+  add(along, plan.along);
   ALLOY_TRY(inside.prepare(fn));
   ALLOY_TRY(along.prepare(fn));
   {
     DeviceGuard guard(comm->cudaDevice);
-    for (int j = 0; j < L; ++j) {
-      if (j == q) continue;
-      size_t at = packAt[j];
-      for (int d : routes.remoteOn(j)) {
-        if (mine[d] == 0) continue;
-        const cudaError_t err =
-            cudaMemcpyAsync(pack + at, send + sdispls[d] * es, mine[d], cudaMemcpyDeviceToDevice, stream);
-        if (err != cudaSuccess) {
-          cudaGetLastError();
-          return fail(alloyCudaError, "%s: packing the blocks relayed through rank %d failed: %s", fn,
-                      t.localPeers[j], cudaGetErrorString(err));
-        }
-        at += mine[d];
+    for (const RelayCopy& c : plan.packs) {
+      const cudaError_t err = cudaMemcpyAsync(packScratch.get() + c.packOffset, send + c.sendOffset, c.bytes,
+                                              cudaMemcpyDeviceToDevice, stream);
+      if (err != cudaSuccess) {
+        cudaGetLastError();
+        return fail(alloyCudaError, "%s: packing the blocks to relay failed: %s", fn, cudaGetErrorString(err));
       }
     }
   }

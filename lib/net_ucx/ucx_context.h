@@ -18,4 +18,8 @@ constexpr uint64_t kUcxFeatures = UCP_FEATURE_RMA | UCP_FEATURE_AMO64 | UCP_FEAT
 // call and UCX's reason; *out is then null.
 std::string initUcpContext(ucp_context_h* out);
 
+// Logs once per process, where the environment leaves UCX's memory hooks on, how to switch them off
+// (docs/environment.md, "UCX's memory hooks"). Called when a transport between hosts starts.
+void adviseOnUcxMemoryHooks();
+
 }  // namespace alloy

@@ -482,6 +482,7 @@ alloyResult_t createUcxTransport(const UcxOptions& options, std::unique_ptr<Tran
   if (options.maxOutstanding < 1 || options.maxOutstanding > (1 << 20))
     return fail(alloyInvalidArgument, "options.maxOutstanding: %d is outside 1..%d", options.maxOutstanding, 1 << 20);
   ucp_context_h context = nullptr;
+  adviseOnUcxMemoryHooks();
   const std::string failure = initUcpContext(&context);
   if (!failure.empty()) return fail(alloyNotSupported, "UCX transport: %s", failure.c_str());
   // Each worker has one user at a time (the proxy thread, the inbound thread; the caller's thread

@@ -81,7 +81,9 @@
 #   HOSTS_MPIX_FILTER         --gtest_filter for alloy_mpix_gpu_tests (default: every collective, and the
 #                             enqueue and rejection cases, which stay agreed across hosts)
 #   HOSTS_TIMEOUT_MS          ALLOY_TIMEOUT_MS of the ranks (default 30000); the ranks also get ALLOY_NET=ucx
-#                             (unless ALLOY_NET is set), so that a UCX that cannot start fails loudly
+#                             (unless ALLOY_NET is set), so that a UCX that cannot start fails loudly, and
+#                             UCX's memory hooks off (UCX_MEM_MALLOC_HOOKS=n UCX_MEM_MMAP_HOOK_MODE=none
+#                             UCX_MEM_EVENTS=no unless set; docs/environment.md)
 #   HOSTS_RUN_TIMEOUT         seconds one suite run may take (default 120)
 #   HOSTS_BUDGET              seconds all runs together may take after the build (default 500); test runs
 #                             that no longer fit are reported as "not run (budget)"
@@ -629,7 +631,11 @@ hosts_ranks() { echo $(($(tr -cd , <<<"$1" | wc -c) + 1)); }
 hosts_mpirun=("${test_mpirun[@]}" --mca pml ob1)
 # ALLOY_NET=ucx: a UCX that cannot start fails communicator creation loudly instead of leaving every
 # cross-host call alloyNotSupported (an ALLOY_NET of the caller's own is kept).
-hosts_env=(ALLOY_NET="${ALLOY_NET:-ucx}" ALLOY_TIMEOUT_MS="${HOSTS_TIMEOUT_MS:-30000}")
+# UCX's memory hooks off (docs/environment.md, "UCX's memory hooks"): with them on, a proxy thread can sit
+# in UCX's hooked mmap until its peer times out. A caller's own values are kept.
+hosts_env=(ALLOY_NET="${ALLOY_NET:-ucx}" ALLOY_TIMEOUT_MS="${HOSTS_TIMEOUT_MS:-30000}"
+           UCX_MEM_MALLOC_HOOKS="${UCX_MEM_MALLOC_HOOKS:-n}" UCX_MEM_MMAP_HOOK_MODE="${UCX_MEM_MMAP_HOOK_MODE:-none}"
+           UCX_MEM_EVENTS="${UCX_MEM_EVENTS:-no}")
 
 # UCX to build against: the wheel in .whl/ (unpacked by scripts/ucx-wheel.sh), else a system UCX with
 # headers. Sets ucx_source; without either, says so and exits 1.

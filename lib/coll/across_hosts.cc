@@ -4,15 +4,15 @@
 #include <vector>
 
 #include "algorithm.h"
+#include "allreduce_doubling.h"
 #include "comm.h"
 #include "datatype.h"
 #include "device_guard.h"
 #include "env.h"
 #include "error.h"
-#include "launch_order.h"
+#include "group_reduce.h"
 #include "p2p_plan.h"
 #include "rail_order.h"
-#include "slot_reduce_kernel.h"
 #include "stream_scratch.h"
 
 namespace alloy {
@@ -21,60 +21,6 @@ namespace {
 // The most scratch memory a one-shot reduction between hosts takes (a slot of the whole buffer per
 // rank): beyond it the two-step schedule runs, whose slots hold one part per rank.
 constexpr size_t kOneShotScratchMaxBytes = size_t{64} << 20;
-
-struct Reduction {
-  alloyDataType_t type;
-  alloyRedOp_t op;
-  Operation operation;
-  const char* function;
-};
-
-// One reduction among a group of ranks (`members`, the reduction's order; this rank is members[me]):
-// member m reduces elements [parts[m].first, parts[m].first + parts[m].count) of every member's input.
-// An exchange brings every other member's copy of this rank's range into a slot of scratch memory, then
-// the slots and this rank's own range are reduced in member order into dst. prepare() checks and builds
-// everything and enqueues nothing but the scratch allocation, so that an operation of several steps can
-// prepare all of them before it launches any.
-class GroupReduce {
- public:
-  GroupReduce(alloyComm_t comm, const Reduction& r, cudaStream_t stream)
-      : comm_(comm), r_(r), stream_(stream), slots_(stream), exchange_(comm, r.operation) {}
-
-  alloyResult_t prepare(const std::vector<int>& members, int me, const char* input, const std::vector<Part>& parts,
-                        char* dst) {
-    const size_t es = dataTypeSize(r_.type);
-    const int n = static_cast<int>(members.size());
-    const size_t mineBytes = parts[me].count * es;
-    ALLOY_TRY(slots_.allocate(mineBytes * n, r_.function));  // slot `me` stays unused: the input is read instead
-    for (int m = 0; m < n; ++m) {
-      if (m == me) continue;
-      if (parts[m].count > 0) exchange_.addSend(members[m], input + parts[m].first * es, parts[m].count * es);
-      if (mineBytes > 0) exchange_.addRecv(members[m], slots_.get() + m * mineBytes, mineBytes);
-    }
-    reduce_ = SlotReduce{slots_.get(), mineBytes, input + parts[me].first * es, me, n, dst, parts[me].count, r_.op};
-    return exchange_.prepare(r_.function);
-  }
-
-  alloyResult_t launch() {
-    ALLOY_TRY(exchange_.launch(stream_, r_.function));
-    DeviceGuard guard(comm_->cudaDevice);
-    return kernelLaunched(launchSlotReduce(reduce_, r_.type, stream_), r_.function);
-  }
-
- private:
-  alloyComm_t comm_;
-  Reduction r_;
-  cudaStream_t stream_;
-  StreamScratch slots_;
-  P2pPlan exchange_;
-  SlotReduce reduce_{};
-};
-
-std::vector<int> allRanks(int n) {
-  std::vector<int> ranks(n);
-  for (int r = 0; r < n; ++r) ranks[r] = r;
-  return ranks;
-}
 
 // The flat reduction: every rank of the communicator in one group, then `then` (checked before anything
 // is launched).
@@ -274,6 +220,11 @@ alloyResult_t allReduceAcrossHosts(const void* sendbuff, void* recvbuff, size_t 
   const Reduction r{type, op, kOpAllReduce, function};
   const char* send = static_cast<const char*>(sendbuff);
   char* recv = static_cast<char*>(recvbuff);
+  // Small buffers between many hosts: rounds of one partner each instead of one round of every rank
+  // (allreduce_doubling.h), whose scratch is two copies of the buffer rather than one per rank, so the
+  // scratch cap of oneShot() does not apply.
+  if (count * es <= allreduceOneShotMaxBytes(comm->nranks) && allReduceDoublingApplies(comm, op, count * es))
+    return doublingAllReduce(send, recv, count, r, comm, stream);
   if (oneShot(comm, count * es))
     return reduceParts(comm, send, std::vector<Part>(comm->nranks, Part{0, count}), recv, r, stream, nullptr);
   if (hierarchical(comm, op)) return hierarchicalAllReduce(send, recv, count, r, comm, stream);

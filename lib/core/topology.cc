@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstring>
 #include <string>
@@ -67,6 +68,11 @@ LocalTopology computeLocalTopology(const std::vector<uint64_t>& hostOf, int myRa
     if (even) topo.rails[position].push_back(r);
   }
   for (const auto& host : seenOnHost) even = even && host.second == topo.localSize;
+  std::unordered_map<uint64_t, int> ranksOnHost;
+  for (uint64_t host : hostOf) ++ranksOnHost[host];
+  topo.hosts = static_cast<int>(ranksOnHost.size());
+  topo.smallestHostSize = topo.localSize;
+  for (const auto& host : ranksOnHost) topo.smallestHostSize = std::min(topo.smallestHostSize, host.second);
   if (!even) topo.rails.clear();
   return topo;
 }

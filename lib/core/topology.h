@@ -12,6 +12,8 @@ struct LocalTopology {
   int localSize = 1;           // ranks of the communicator on this host
   std::vector<int> localPeers; // communicator ranks on this host, ascending (includes this rank)
   std::vector<int> localIndexOf;  // by communicator rank: its position in localPeers, or -1 (another host)
+  int hosts = 1;               // hosts the communicator's ranks are on
+  int smallestHostSize = 1;    // ranks of the communicator on the host that holds the fewest
   // rails[q]: the ranks at position q on their hosts (counted in rank order, as localRank is), one per
   // host, ascending: the rail that hierarchical schedules cross hosts on. Every rank computes every rail
   // alike, so a schedule may address the ranks of another local index's rail. Empty unless every host

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "algorithm.h"
+#include "comm.h"
 #include "gpu_test_util.h"
 #include "reduce_reference.h"
 
@@ -26,14 +27,20 @@ struct Shape {
   int root = 0;
 };
 
-// Sets ALLOY_ALLREDUCE_ONESHOT_MAX_BYTES on this rank for a scope (every rank does the same).
-class OneShotMax {
+// Sets a variable that Alloy reads at every call on this rank for a scope (every rank does the same).
+class ScopedEnv {
  public:
-  explicit OneShotMax(size_t bytes) { setenv(kName, std::to_string(bytes).c_str(), 1); }
-  ~OneShotMax() { unsetenv(kName); }
+  ScopedEnv(const char* name, size_t value) : name_(name) { setenv(name, std::to_string(value).c_str(), 1); }
+  ~ScopedEnv() { unsetenv(name_); }
+  ScopedEnv(const ScopedEnv&) = delete;
+  ScopedEnv& operator=(const ScopedEnv&) = delete;
 
  private:
-  static constexpr const char* kName = "ALLOY_ALLREDUCE_ONESHOT_MAX_BYTES";
+  const char* name_;
+};
+class OneShotMax : public ScopedEnv {
+ public:
+  explicit OneShotMax(size_t bytes) : ScopedEnv("ALLOY_ALLREDUCE_ONESHOT_MAX_BYTES", bytes) {}
 };
 
 constexpr size_t kNever = size_t{1} << 62;  // one-shot for every size
@@ -167,6 +174,25 @@ TEST_F(AllReduce, LargeWithEachAlgorithmForced) {
     for (size_t count : counts) run(Coll::AllReduce, {count, alloyInt32, alloySum}, ++tag);
     run(Coll::AllReduce, {(size_t{8} << 20) + 3, alloyBfloat16, alloyAvg}, ++tag);
   }
+}
+
+// Recursive doubling between hosts (allreduce_doubling.h), which by default runs only where the model
+// expects it to be faster (several ranks per host, or dozens of hosts), forced at any host count: with 3
+// hosts (or 3 ranks on uneven hosts) members hand their input in and take the result back. Every
+// datatype with sum and max, sizes up to the one-shot limit (at most 256 KiB), in place and unaligned;
+// the same bits on every rank. avg keeps the flat schedule.
+TEST_F(AllReduce, RecursiveDoublingBetweenHosts) {
+  if (!comm->topology.spansHosts()) GTEST_SKIP() << "the communicator does not span hosts (set ALLOY_HOSTID per rank)";
+  ScopedEnv force("ALLOY_ALLREDUCE_DOUBLING", 1);
+  const size_t limit = std::min(alloy::allreduceOneShotMaxBytes(nranks), size_t{256} << 10);  // kept quick
+  uint64_t tag = 0;
+  for (alloyDataType_t type : kAllTypes)
+    for (alloyRedOp_t op : {alloySum, alloyMax})
+      for (size_t count : {size_t{1}, size_t{7}, size_t{1001}, limit / typeSize(type)}) run(Coll::AllReduce, {count, type, op}, ++tag);
+  run(Coll::AllReduce, {size_t{1001}, alloyFloat32, alloySum, 0, 0, true}, ++tag);
+  run(Coll::AllReduce, {size_t{30001}, alloyInt8, alloySum, 3, 0, true}, ++tag);
+  run(Coll::AllReduce, {size_t{30001}, alloyFloat16, alloyProd, 2, 6}, ++tag);
+  run(Coll::AllReduce, {size_t{1001}, alloyFloat64, alloyAvg, 8, 24}, ++tag);
 }
 
 TEST_F(AllReduce, InPlaceAndUnaligned) {

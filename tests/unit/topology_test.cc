@@ -22,6 +22,7 @@ TEST(Topology, LocalRankCountsRanksOnTheSameHostInCommunicatorOrder) {
     alloy::LocalTopology topo = alloy::computeLocalTopology(blobs, r);
     EXPECT_EQ(topo.localRank, expectedLocalRank[r]) << r;
     EXPECT_EQ(topo.localSize, 3) << r;
+    EXPECT_EQ(topo.hosts, 2) << r;
     EXPECT_EQ(topo.localPeers, (blobs[r].hostHash == 1 ? std::vector<int>{0, 2, 5} : std::vector<int>{1, 3, 4}));
   }
 }
@@ -39,6 +40,8 @@ TEST(Topology, RailHoldsTheRanksOfThisLocalIndexOnEveryHost) {
     EXPECT_EQ(topo.railPeers(), expected) << "rank " << r;
     // Every rank holds every rail, each ascending (rail 2 runs B's 4, A's 5, C's 8).
     ASSERT_EQ(topo.rails.size(), 3u) << "rank " << r;
+    EXPECT_EQ(topo.hosts, 3) << "rank " << r;
+    EXPECT_EQ(topo.smallestHostSize, 3) << "rank " << r;
     for (int q = 0; q < 3; ++q) {
       std::vector<int> rail = rails[q];
       std::sort(rail.begin(), rail.end());
@@ -67,10 +70,13 @@ TEST(Topology, NoRailWhereHostsHoldDifferentNumbersOfRanks) {
   for (int r = 0; r < 3; ++r) {
     EXPECT_TRUE(alloy::computeLocalTopology(blobs, r).railPeers().empty()) << "rank " << r;
     EXPECT_TRUE(alloy::computeLocalTopology(blobs, r).rails.empty()) << "rank " << r;
+    EXPECT_EQ(alloy::computeLocalTopology(blobs, r).hosts, 2) << "rank " << r;
+    EXPECT_EQ(alloy::computeLocalTopology(blobs, r).smallestHostSize, 1) << "rank " << r;
   }
   // One host: the rail is this rank alone.
   std::vector<alloy::EndpointBlob> one = {onHost(7), onHost(7)};
   EXPECT_EQ(alloy::computeLocalTopology(one, 1).railPeers(), std::vector<int>{1});
+  EXPECT_EQ(alloy::computeLocalTopology(one, 1).hosts, 1);
 }
 
 TEST(Topology, HostIdentityIsStableAndNamesThisProcess) {

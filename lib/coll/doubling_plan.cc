@@ -1,0 +1,38 @@
+#include "doubling_plan.h"
+
+namespace alloy {
+
+std::vector<DoublingRound> doublingRounds(int n, int me) {
+  int p = 1;
+  while (p * 2 <= n) p *= 2;
+  const int extra = n - p;  // members p .. n-1, each paired with member (i - p) < extra
+  std::vector<DoublingRound> rounds;
+  if (me >= p) {
+    rounds.push_back({DoublingStep::kHandIn, me - p});
+    rounds.push_back({DoublingStep::kTakeBack, me - p});
+    return rounds;
+  }
+  if (me < extra) rounds.push_back({DoublingStep::kTakeIn, me + p});
+  for (int distance = 1; distance < p; distance *= 2) rounds.push_back({DoublingStep::kCombine, me ^ distance});
+  if (me < extra) rounds.push_back({DoublingStep::kHandBack, me + p});
+  return rounds;
+}
+
+int doublingDepth(int n) {
+  int p = 1, depth = 0;
+  while (p * 2 <= n) {
+    p *= 2;
+    ++depth;
+  }
+  return depth + (p == n ? 0 : 2);
+}
+
+bool doublingPays(int flatPeers, int members, bool hostStep, size_t bytes) {
+  constexpr double kRoundMicros = 30, kPeerMicros = 6, kBytesPerMicro = 3000, kHostStepMicros = 10;
+  const double perPeer = kPeerMicros + static_cast<double>(bytes) / kBytesPerMicro;
+  const double flat = kRoundMicros + flatPeers * perPeer;
+  const double doubling = (hostStep ? kHostStepMicros : 0) + doublingDepth(members) * (kRoundMicros + perPeer);
+  return doubling < flat;
+}
+
+}  // namespace alloy

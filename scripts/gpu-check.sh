@@ -99,6 +99,8 @@
 #   HOSTS_PERF_EXTRA          more alloy-perf arguments, space separated (e.g. --relay)
 #   HOSTS_PERF_OPS            collectives of the benchmark, comma separated (default: all eight)
 #   HOSTS_PERF_TIMEOUT        seconds one alloy-perf run may take (default 180)
+#   HOSTS_PERF_CEILING        0 skips ucx_perftest and ucx-both-ways (the ceiling ratio then reads "not
+#                             measured"), for runs that compare Alloy's settings only (default 1)
 #   HOSTS_PERFTEST_BYTES, HOSTS_PERFTEST_ITERS, HOSTS_PERFTEST_PORT  ucx_perftest's message size,
 #                             iterations and first TCP port (default 67108864, 20, 13350)
 #   UCXWHEEL_DIR              where scripts/ucx-wheel.sh unpacks the wheel (default /tmp/ucx-wheel)
@@ -961,7 +963,11 @@ hosts_bench() {
   PERF_BIN=$(perf_bin)
   for tlsname in ${HOSTS_PERF_TLS:-tcp shm}; do
     tls=$(hosts_tls "$tlsname")
-    if [ -z "$perftest" ]; then
+    if [ "${HOSTS_PERF_CEILING:-1}" = 0 ]; then
+      hosts_bench_lines+=("ucx_perftest and ucx-both-ways UCX_TLS=$tls: not run (HOSTS_PERF_CEILING=0)")
+      ratio_args+=("$tlsname" "$tls" "$RESULTS/hosts-perf-${tlsname//[^A-Za-z0-9]/_}.json" "not measured (HOSTS_PERF_CEILING=0)" "")
+      continue
+    elif [ -z "$perftest" ]; then
       gbs="no ucx_perftest (neither the wheel's nor on PATH)"
     else
       gbs=$(hosts_perftest "$tlsname" "$tls" "$port" "$perftest")

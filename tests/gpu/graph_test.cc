@@ -230,14 +230,18 @@ std::vector<uint8_t> int32Sum(uint64_t seed, int v, int nranks, size_t totalCoun
   return out;
 }
 
-// Both allreduce algorithms, chosen at capture time through ALLOY_ALLREDUCE_ONESHOT_MAX_BYTES (set
-// alike on every rank): one-shot, then reduce-scatter + all-gather.
+// Every allreduce algorithm, chosen at capture time through ALLOY_ALLREDUCE_ONESHOT_MAX_BYTES and
+// ALLOY_ALLREDUCE_DOUBLING (set alike on every rank): one-shot, reduce-scatter + all-gather, and
+// between hosts recursive doubling (on one host the third is one-shot again).
 TEST_F(CudaGraph, AllReduceReplayed) {
   const size_t count = (size_t{1} << 20) / 4 + 5;
   const size_t bytes = count * 4;
-  for (const char* oneShotMax : {"4611686018427387904", "0"}) {
-    SCOPED_TRACE(std::string("ALLOY_ALLREDUCE_ONESHOT_MAX_BYTES=") + oneShotMax);
+  const std::pair<const char*, const char*> choices[] = {
+      {"4611686018427387904", "0"}, {"0", "0"}, {"4611686018427387904", "1"}};
+  for (const auto& [oneShotMax, doubling] : choices) {
+    SCOPED_TRACE(std::string("ALLOY_ALLREDUCE_ONESHOT_MAX_BYTES=") + oneShotMax + " ALLOY_ALLREDUCE_DOUBLING=" + doubling);
     setenv("ALLOY_ALLREDUCE_ONESHOT_MAX_BYTES", oneShotMax, 1);
+    setenv("ALLOY_ALLREDUCE_DOUBLING", doubling, 1);
     GraphCase c;
     c.sendBytes = bytes;
     c.recvBytes = bytes + kGuard;
@@ -252,6 +256,7 @@ TEST_F(CudaGraph, AllReduceReplayed) {
     };
     replay(c, 300);
     unsetenv("ALLOY_ALLREDUCE_ONESHOT_MAX_BYTES");
+    unsetenv("ALLOY_ALLREDUCE_DOUBLING");
   }
 }
 

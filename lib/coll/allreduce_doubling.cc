@@ -30,7 +30,12 @@ alloyResult_t doublingAllReduce(const char* send, char* recv, size_t count, cons
   const LocalTopology& t = comm->topology;
   const size_t bytes = count * dataTypeSize(r.type);
   const bool alongRails = railsApply(comm);
-  const std::vector<int> members = alongRails ? t.railPeers() : allRanks(comm->nranks);
+  // Along the rails, members in host order: every rail must pair and combine the hosts' sums alike, and
+  // rails list their ranks in rank order, which orders hosts differently on different rails where
+  // hosts' ranks are shuffled.
+  std::vector<int> members = alongRails ? t.railPeers() : allRanks(comm->nranks);
+  if (alongRails)
+    std::sort(members.begin(), members.end(), [&t](int a, int b) { return t.hostIndexOf[a] < t.hostIndexOf[b]; });
   const int me = static_cast<int>(std::find(members.begin(), members.end(), comm->rank) - members.begin());
 
   // Every round is prepared before any is launched; each launch follows the previous one on the stream.

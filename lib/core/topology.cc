@@ -68,8 +68,11 @@ LocalTopology computeLocalTopology(const std::vector<uint64_t>& hostOf, int myRa
     if (even) topo.rails[position].push_back(r);
   }
   for (const auto& host : seenOnHost) even = even && host.second == topo.localSize;
-  std::unordered_map<uint64_t, int> ranksOnHost;
-  for (uint64_t host : hostOf) ++ranksOnHost[host];
+  std::unordered_map<uint64_t, int> ranksOnHost, indexOfHost;
+  for (uint64_t host : hostOf) {
+    ++ranksOnHost[host];
+    topo.hostIndexOf.push_back(indexOfHost.emplace(host, static_cast<int>(indexOfHost.size())).first->second);
+  }
   topo.hosts = static_cast<int>(ranksOnHost.size());
   topo.smallestHostSize = topo.localSize;
   for (const auto& host : ranksOnHost) topo.smallestHostSize = std::min(topo.smallestHostSize, host.second);

@@ -13,6 +13,10 @@ struct LocalTopology {
   std::vector<int> localPeers; // communicator ranks on this host, ascending (includes this rank)
   std::vector<int> localIndexOf;  // by communicator rank: its position in localPeers, or -1 (another host)
   int hosts = 1;               // hosts the communicator's ranks are on
+  // By communicator rank: the index of its host, hosts numbered in the order of their lowest ranks. The
+  // rails list their ranks in rank order, which puts hosts in a different order on different rails where
+  // hosts' ranks are shuffled; schedules that need one order of hosts on every rail sort by this.
+  std::vector<int> hostIndexOf;
   int smallestHostSize = 1;    // ranks of the communicator on the host that holds the fewest
   // rails[q]: the ranks at position q on their hosts (counted in rank order, as localRank is), one per
   // host, ascending: the rail that hierarchical schedules cross hosts on. Every rank computes every rail

@@ -42,6 +42,7 @@ TEST(Topology, RailHoldsTheRanksOfThisLocalIndexOnEveryHost) {
     ASSERT_EQ(topo.rails.size(), 3u) << "rank " << r;
     EXPECT_EQ(topo.hosts, 3) << "rank " << r;
     EXPECT_EQ(topo.smallestHostSize, 3) << "rank " << r;
+    EXPECT_EQ(topo.hostIndexOf, (std::vector<int>{0, 1, 0, 1, 1, 0, 2, 2, 2})) << "rank " << r;
     for (int q = 0; q < 3; ++q) {
       std::vector<int> rail = rails[q];
       std::sort(rail.begin(), rail.end());

@@ -13,6 +13,7 @@
 #include "env.h"
 #include "error.h"
 #include "p2p_plan.h"
+#include "round_cost.h"
 
 namespace alloy {
 
@@ -22,7 +23,8 @@ bool allReduceDoublingApplies(alloyComm_t comm, alloyRedOp_t op, size_t bytes) {
   const std::string mode = envChoice("ALLOY_ALLREDUCE_DOUBLING", "auto", {"auto", "0", "1"});
   if (mode != "auto") return mode == "1";
   const bool alongRails = railsApply(comm);
-  return doublingPays(comm->nranks - t.smallestHostSize, alongRails ? t.hosts : comm->nranks, alongRails, bytes);
+  const int members = alongRails ? t.hosts : comm->nranks;
+  return fewerRoundsPay(comm->nranks - t.smallestHostSize, doublingDepth(members), alongRails, bytes);
 }
 
 alloyResult_t doublingAllReduce(const char* send, char* recv, size_t count, const Reduction& r, alloyComm_t comm,

@@ -18,8 +18,8 @@ namespace alloy {
 
 // Whether an allreduce of one-shot size (`bytes`) on this communicator runs by doubling: not for avg
 // (whose division belongs after the whole sum; the flat schedule keeps it); ALLOY_ALLREDUCE_DOUBLING=1
-// wherever the communicator spans hosts, 0 never, auto (default) where doublingPays() expects it to
-// finish first. The same on every rank.
+// wherever the communicator spans hosts, 0 never, auto (default) where fewerRoundsPay() (round_cost.h)
+// expects it to finish first. The same on every rank.
 bool allReduceDoublingApplies(alloyComm_t comm, alloyRedOp_t op, size_t bytes);
 
 // recvbuff = the reduction of every rank's sendbuff (in place allowed). The caller checked the arguments;

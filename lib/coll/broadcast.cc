@@ -1,54 +1,96 @@
 // alloyBroadcast: the root sends its buffer to every peer through the point-to-point engine, over IPC or
 // the network channel (and copies it into its own recvbuff unless in place). sendbuff matters on the
 // root only, as in NCCL. Between hosts that each hold L > 1 ranks, larger buffers go along the root's
-// rail first and then inside each host (broadcastAlongRails).
+// rail first and then inside each host; small buffers between many hosts go down a binomial tree
+// (broadcastStaged).
+#include <algorithm>
+#include <string>
+#include <vector>
+
 #include "across_hosts.h"
 #include "algorithm.h"
 #include "arguments.h"
+#include "binomial_plan.h"
 #include "comm.h"
 #include "datatype.h"
+#include "env.h"
 #include "error.h"
+#include "group_reduce.h"
 #include "p2p_plan.h"
+#include "round_cost.h"
 
 using namespace alloy;
 
 namespace {
 
-// Two launches: (1) the root sends its buffer to the ranks of its local index on the other hosts (its
-// rail); (2) on every host the rank of that local index (the root on its own host) sends it to the other
-// ranks of the host, over CUDA IPC. The root's bytes between hosts are (hosts - 1) copies instead of one
-// per rank on another host: 1/L of the flat schedule's, where L ranks share each host.
-alloyResult_t broadcastAlongRails(const void* sendbuff, void* recvbuff, size_t bytes, int root, alloyComm_t comm,
-                                  cudaStream_t stream, const char* fn) {
+// The broadcast between hosts in stages. Stage 1 runs among `members`: the root's rail (the ranks of its
+// local index, one per host) where every host holds the same L > 1 ranks, else every rank. Flat, the
+// root sends to every member in one launch; as a tree, each member receives from its parent in one
+// launch and sends to its children in the next (binomial_plan.h: ceil(log2 members) levels, the root
+// serving log2 of them instead of all). Stage 2, where the rails were used: on every host the member of
+// the root's rail sends the buffer to the other ranks of the host, over CUDA IPC. Along the rails the
+// root's bytes between hosts are (hosts - 1) copies instead of one per rank on another host: 1/L of the
+// flat schedule's.
+alloyResult_t broadcastStaged(const void* sendbuff, void* recvbuff, size_t bytes, int root, bool tree,
+                              alloyComm_t comm, cudaStream_t stream, const char* fn) {
   const LocalTopology& t = comm->topology;
+  const bool alongRails = railsApply(comm);
   int rootIndex = 0;  // the root's local index on its host: its rail is rails[rootIndex]
-  for (int q = 0; q < t.localSize; ++q)
-    for (int rank : t.rails[q])
-      if (rank == root) rootIndex = q;
-  const int me = comm->rank;
-  const int hostSource = t.localPeers[rootIndex];  // the rank of this host on the root's rail
-  P2pPlan rail(comm, kOpBroadcast), host(comm, kOpBroadcast);
-  if (me == root) {
-    for (int peer : t.rails[rootIndex])
-      if (peer != root) rail.addSend(peer, sendbuff, bytes);
-    if (sendbuff != recvbuff) {
-      rail.addSend(root, sendbuff, bytes);
-      rail.addRecv(root, recvbuff, bytes);
+  if (alongRails)
+    for (int q = 0; q < t.localSize; ++q)
+      if (std::find(t.rails[q].begin(), t.rails[q].end(), root) != t.rails[q].end()) rootIndex = q;
+  const std::vector<int> members = alongRails ? t.rails[rootIndex] : allRanks(comm->nranks);
+  const int n = static_cast<int>(members.size());
+  const int me = static_cast<int>(std::find(members.begin(), members.end(), comm->rank) - members.begin());
+  const int rootMember = static_cast<int>(std::find(members.begin(), members.end(), root) - members.begin());
+  const bool isRoot = comm->rank == root;
+  const void* source = isRoot ? sendbuff : recvbuff;
+  P2pPlan receive(comm, kOpBroadcast), send(comm, kOpBroadcast), host(comm, kOpBroadcast);
+  bool receiving = false, sending = false;
+  if (me < n && tree) {
+    const BinomialNode node = binomialNode(n, rootMember, me);
+    if (node.parent >= 0) receive.addRecv(members[node.parent], recvbuff, bytes);
+    receiving = node.parent >= 0;
+    for (int child : node.children) send.addSend(members[child], source, bytes);
+    sending = !node.children.empty();
+  } else if (me < n) {
+    for (int m = 0; m < n && isRoot; ++m)
+      if (m != me) send.addSend(members[m], sendbuff, bytes);
+    if (!isRoot) send.addRecv(root, recvbuff, bytes);
+    sending = n > 1;
+  }
+  if (isRoot && sendbuff != recvbuff) {
+    send.addSend(root, sendbuff, bytes);
+    send.addRecv(root, recvbuff, bytes);
+    sending = true;
+  }
+  if (alongRails) {
+    const int hostSource = t.localPeers[rootIndex];  // the rank of this host on the root's rail
+    if (comm->rank == hostSource) {
+      for (int peer : t.localPeers)
+        if (peer != comm->rank) host.addSend(peer, source, bytes);
+    } else {
+      host.addRecv(hostSource, recvbuff, bytes);
     }
-  } else if (me == hostSource) {
-    rail.addRecv(root, recvbuff, bytes);
   }
-  if (me == hostSource) {
-    const void* source = me == root ? sendbuff : recvbuff;
-    for (int peer : t.localPeers)
-      if (peer != me) host.addSend(peer, source, bytes);
-  } else {
-    host.addRecv(hostSource, recvbuff, bytes);
-  }
-  ALLOY_TRY(rail.prepare(fn));
-  ALLOY_TRY(host.prepare(fn));
-  ALLOY_TRY(rail.launch(stream, fn));
-  return host.launch(stream, fn);
+  if (receiving) ALLOY_TRY(receive.prepare(fn));
+  if (sending) ALLOY_TRY(send.prepare(fn));
+  if (alongRails) ALLOY_TRY(host.prepare(fn));
+  if (receiving) ALLOY_TRY(receive.launch(stream, fn));
+  if (sending) ALLOY_TRY(send.launch(stream, fn));
+  return alongRails ? host.launch(stream, fn) : alloySuccess;
+}
+
+// Whether a broadcast of `bytes` (up to allreduce's one-shot limit) between hosts goes down a binomial
+// tree: ALLOY_BROADCAST_TREE=1 always, 0 never, auto (default) where round_cost.h expects the tree's
+// levels to finish before the root's one round to every peer. The same on every rank.
+bool broadcastTreeApplies(alloyComm_t comm, size_t bytes) {
+  const std::string mode = envChoice("ALLOY_BROADCAST_TREE", "auto", {"auto", "0", "1"});
+  if (mode != "auto") return mode == "1";
+  const LocalTopology& t = comm->topology;
+  const bool alongRails = railsApply(comm);
+  return fewerRoundsPay(comm->nranks - t.smallestHostSize, binomialDepth(alongRails ? t.hosts : comm->nranks),
+                        alongRails, bytes);
 }
 
 }  // namespace
@@ -69,10 +111,14 @@ extern "C" ALLOY_API alloyResult_t alloyBroadcast(const void* sendbuff, void* re
   }
   ALLOY_TRY(checkDeviceBuffer(comm, recvbuff, bytes, fn, "recvbuff"));
   if (bytes == 0) return alloySuccess;
-  // Above the size where allreduce stops sending whole buffers, the bytes saved between hosts are worth
-  // the second launch.
-  if (comm->topology.spansHosts() && railsApply(comm) && bytes > allreduceOneShotMaxBytes(comm->nranks))
-    return broadcastAlongRails(sendbuff, recvbuff, bytes, root, comm, stream, fn);
+  if (comm->topology.spansHosts()) {
+    // Above the size where allreduce stops sending whole buffers, the bytes saved between hosts are worth
+    // the second launch; below it, between many hosts, the tree's levels cost less than the root's peers.
+    const bool small = bytes <= allreduceOneShotMaxBytes(comm->nranks);
+    if (small && broadcastTreeApplies(comm, bytes))
+      return broadcastStaged(sendbuff, recvbuff, bytes, root, true, comm, stream, fn);
+    if (!small && railsApply(comm)) return broadcastStaged(sendbuff, recvbuff, bytes, root, false, comm, stream, fn);
+  }
   P2pPlan plan(comm, kOpBroadcast);
   if (isRoot) {
     for (int peer = 0; peer < comm->nranks; ++peer)

@@ -27,12 +27,4 @@ int doublingDepth(int n) {
   return depth + (p == n ? 0 : 2);
 }
 
-bool doublingPays(int flatPeers, int members, bool hostStep, size_t bytes) {
-  constexpr double kRoundMicros = 30, kPeerMicros = 6, kBytesPerMicro = 3000, kHostStepMicros = 10;
-  const double perPeer = kPeerMicros + static_cast<double>(bytes) / kBytesPerMicro;
-  const double flat = kRoundMicros + flatPeers * perPeer;
-  const double doubling = (hostStep ? kHostStepMicros : 0) + doublingDepth(members) * (kRoundMicros + perPeer);
-  return doubling < flat;
-}
-
 }  // namespace alloy

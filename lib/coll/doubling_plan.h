@@ -3,10 +3,9 @@
 // member holds the same bits. ceil(log2 n) rounds of one partner each where n is a power of two; else p
 // is the largest power of two below n, and members p..n-1 first hand their input to member (i - p) and
 // take the result back at the end (two rounds more for them and their partners). Planned apart from the
-// GPU so that whole groups can be simulated on the host (tests/unit/doubling_plan_test.cc).
+// GPU so that whole groups can be simulated on the host (tests/unit/round_plans_test.cc).
 #pragma once
 
-#include <cstddef>
 #include <vector>
 
 namespace alloy {
@@ -31,12 +30,5 @@ std::vector<DoublingRound> doublingRounds(int n, int me);
 // where n is not a power of two.
 int doublingDepth(int n);
 
-// Whether doubling among `members` is expected to finish before the flat one-shot schedule, whose one
-// round sends `bytes` to each of `flatPeers` peers on other hosts (the most any rank has). hostStep: a
-// reduction inside the host comes first. The costs are the network channel's as measured between two
-// GPUs over tcp (docs/architecture.md, "Collectives between hosts"): 30 us per round, 6 us per peer
-// served in a round, 3 GB/s, and 10 us for a one-shot reduction inside a host over NVLink. Every input
-// is the same on every rank, so is the answer.
-bool doublingPays(int flatPeers, int members, bool hostStep, size_t bytes);
 
 }  // namespace alloy

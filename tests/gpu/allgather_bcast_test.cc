@@ -5,6 +5,8 @@
 #include <string>
 #include <vector>
 
+#include "algorithm.h"
+#include "comm.h"
 #include "gpu_test_util.h"
 
 namespace alloytest {
@@ -90,6 +92,22 @@ TEST_F(Broadcast, InPlaceAndUnaligned) {
     broadcast(count, alloyUint8, root, ++tag, {1, 3});
     broadcast(count, alloyFloat16, root, ++tag, {2, 6});
   }
+}
+
+// The binomial tree between hosts (broadcast.cc, broadcastStaged), which by default runs only where the
+// cost model expects it to be faster (small buffers between many hosts), forced at any host count: every
+// root (the tree is rooted at each in turn, along its rail where hosts are even), sizes up to the
+// one-shot limit, in place and unaligned.
+TEST_F(Broadcast, BinomialTreeBetweenHosts) {
+  if (!comm->topology.spansHosts()) GTEST_SKIP() << "the communicator does not span hosts (set ALLOY_HOSTID per rank)";
+  ScopedEnv force("ALLOY_BROADCAST_TREE", 1);
+  uint64_t tag = 0;
+  for (int root = 0; root < nranks; ++root) {
+    for (size_t bytes : {size_t{1}, size_t{4096}, size_t{65537}}) broadcast(bytes, alloyUint8, root, ++tag);
+    broadcast(1001, alloyFloat32, root, ++tag, {0, 0, true});
+    broadcast(1001, alloyFloat16, root, ++tag, {2, 6});
+  }
+  broadcast(std::min(alloy::allreduceOneShotMaxBytes(nranks), size_t{256} << 10), alloyUint8, nranks - 1, ++tag);
 }
 
 TEST_F(AllGather, EveryDatatypeAndCount) {

@@ -18,6 +18,7 @@
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <cstdlib>
 #include <memory>
 #include <string>
 #include <vector>
@@ -106,6 +107,18 @@ class Rng {
 // Poison and comparison.
 
 constexpr uint8_t kPoison = 0xA5;
+// Sets a variable that Alloy reads at every call on this rank for a scope (every rank does the same).
+class ScopedEnv {
+ public:
+  ScopedEnv(const char* name, size_t value) : name_(name) { setenv(name, std::to_string(value).c_str(), 1); }
+  ~ScopedEnv() { unsetenv(name_); }
+  ScopedEnv(const ScopedEnv&) = delete;
+  ScopedEnv& operator=(const ScopedEnv&) = delete;
+
+ private:
+  const char* name_;
+};
+
 constexpr size_t kGuard = 512;  // poisoned bytes around every destination region
 
 // Byte-exact comparison: on failure, how many bytes differ, the first and last offending offsets and

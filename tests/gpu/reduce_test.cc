@@ -27,17 +27,6 @@ struct Shape {
   int root = 0;
 };
 
-// Sets a variable that Alloy reads at every call on this rank for a scope (every rank does the same).
-class ScopedEnv {
- public:
-  ScopedEnv(const char* name, size_t value) : name_(name) { setenv(name, std::to_string(value).c_str(), 1); }
-  ~ScopedEnv() { unsetenv(name_); }
-  ScopedEnv(const ScopedEnv&) = delete;
-  ScopedEnv& operator=(const ScopedEnv&) = delete;
-
- private:
-  const char* name_;
-};
 class OneShotMax : public ScopedEnv {
  public:
   explicit OneShotMax(size_t bytes) : ScopedEnv("ALLOY_ALLREDUCE_ONESHOT_MAX_BYTES", bytes) {}

@@ -1,8 +1,11 @@
-// Recursive doubling planned for every member of groups of 1 to 40 and simulated on the host: each
-// member's value is the expression of the reduction it holds ("(x0+x1)"), each round executed when both
-// its members reach it, as the point-to-point engine pairs launches. Every member must end with the same
-// expression (the same bits on the GPU), holding every input exactly once, in the planned number of
-// rounds, with no member left waiting.
+// The schedules of several rounds between hosts, planned as data and simulated on the host for whole
+// groups of 1 to 40 members. Recursive doubling (doubling_plan.h): each member's value is the expression
+// of the reduction it holds ("(x0+x1)"), each round executed when both its members reach it, as the
+// point-to-point engine pairs launches; every member must end with the same expression (the same bits on
+// the GPU), holding every input exactly once, in the planned number of rounds, with no member left
+// waiting. The binomial tree (binomial_plan.h): from every root, every member receives once, from a
+// member that already holds the data, within ceil(log2 n) levels. And the cost rule that picks them
+// (round_cost.h) on the layouts the model was worked through for.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -10,7 +13,9 @@
 #include <string>
 #include <vector>
 
+#include "binomial_plan.h"
 #include "doubling_plan.h"
+#include "round_cost.h"
 
 namespace {
 
@@ -126,14 +131,55 @@ TEST(DoublingPlan, DepthIsTheLongestMembersRounds) {
 // The choice on layouts the model was worked through for (docs/architecture.md): one rank per host keeps
 // the flat round up to a few dozen hosts; hosts of 8 GPUs, whose host step removes 7 peers per rank from
 // the network round, take doubling from 2 hosts; the layouts of one GPU machine stay flat at small sizes.
-TEST(DoublingPlan, PaysWhereTheFlatRoundServesManyPeers) {
-  EXPECT_FALSE(alloy::doublingPays(1, 2, false, 8));         // 2 hosts x 1
-  EXPECT_FALSE(alloy::doublingPays(3, 4, false, 4096));      // 4 hosts x 1
-  EXPECT_FALSE(alloy::doublingPays(2, 2, true, 8));          // 2 hosts x 2
-  EXPECT_FALSE(alloy::doublingPays(15, 16, false, 8));       // 16 hosts x 1
-  EXPECT_TRUE(alloy::doublingPays(31, 32, false, 4096));     // 32 hosts x 1
-  EXPECT_TRUE(alloy::doublingPays(8, 2, true, 8));           // 2 hosts x 8
-  EXPECT_TRUE(alloy::doublingPays(1016, 128, true, 65536));  // 128 hosts x 8
+TEST(RoundCost, DoublingPaysWhereTheFlatRoundServesManyPeers) {
+  EXPECT_FALSE(alloy::fewerRoundsPay(1, alloy::doublingDepth(2), false, 8));         // 2 hosts x 1
+  EXPECT_FALSE(alloy::fewerRoundsPay(3, alloy::doublingDepth(4), false, 4096));      // 4 hosts x 1
+  EXPECT_FALSE(alloy::fewerRoundsPay(2, alloy::doublingDepth(2), true, 8));          // 2 hosts x 2
+  EXPECT_FALSE(alloy::fewerRoundsPay(15, alloy::doublingDepth(16), false, 8));       // 16 hosts x 1
+  EXPECT_TRUE(alloy::fewerRoundsPay(31, alloy::doublingDepth(32), false, 4096));     // 32 hosts x 1
+  EXPECT_TRUE(alloy::fewerRoundsPay(8, alloy::doublingDepth(2), true, 8));           // 2 hosts x 8
+  EXPECT_TRUE(alloy::fewerRoundsPay(1016, alloy::doublingDepth(128), true, 65536));  // 128 hosts x 8
+}
+
+TEST(BinomialPlan, EveryMemberReceivesOnceFromAHolderWithinTheDepth) {
+  for (int n = 1; n <= 40; ++n) {
+    for (int root = 0; root < n; root += (n > 8 ? 3 : 1)) {
+      std::vector<alloy::BinomialNode> nodes(n);
+      for (int m = 0; m < n; ++m) nodes[m] = alloy::binomialNode(n, root, m);
+      EXPECT_EQ(nodes[root].parent, -1) << n << " members, root " << root;
+      // Each member's level: when it holds the data. Its children are sent to in order from the next level.
+      std::vector<int> level(n, -1), parentsSeen(n, 0);
+      level[root] = 0;
+      for (bool progress = true; progress;) {
+        progress = false;
+        for (int m = 0; m < n; ++m) {
+          if (level[m] < 0) continue;
+          for (int c : nodes[m].children) {
+            ASSERT_GE(c, 0);
+            ASSERT_LT(c, n);
+            EXPECT_EQ(nodes[c].parent, m) << "child " << c << " of " << m << " (" << n << " members, root " << root << ")";
+            if (level[c] < 0) {
+              level[c] = level[m] + 1;
+              ++parentsSeen[c];
+              progress = true;
+            }
+          }
+        }
+      }
+      for (int m = 0; m < n; ++m) {
+        EXPECT_GE(level[m], 0) << "member " << m << " never receives (" << n << " members, root " << root << ")";
+        EXPECT_LE(level[m], alloy::binomialDepth(n)) << "member " << m;
+        if (m != root) EXPECT_EQ(parentsSeen[m], 1) << "member " << m;
+      }
+    }
+  }
+}
+
+TEST(RoundCost, TreePaysForSmallBroadcastsBetweenManyHosts) {
+  EXPECT_FALSE(alloy::fewerRoundsPay(1, alloy::binomialDepth(2), false, 8));         // 2 hosts x 1
+  EXPECT_FALSE(alloy::fewerRoundsPay(3, alloy::binomialDepth(4), false, 8));         // 4 hosts x 1
+  EXPECT_TRUE(alloy::fewerRoundsPay(127, alloy::binomialDepth(128), false, 4096));   // 128 hosts x 1
+  EXPECT_TRUE(alloy::fewerRoundsPay(1016, alloy::binomialDepth(128), true, 4096));   // 128 hosts x 8
 }
 
 }  // namespace

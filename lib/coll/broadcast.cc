@@ -2,7 +2,7 @@
 // the network channel (and copies it into its own recvbuff unless in place). sendbuff matters on the
 // root only, as in NCCL. Between hosts that each hold L > 1 ranks, larger buffers go along the root's
 // rail first and then inside each host; small buffers between many hosts go down a binomial tree
-// (broadcastStaged).
+// (broadcastStaged, which runs every broadcast).
 #include <algorithm>
 #include <string>
 #include <vector>
@@ -23,8 +23,9 @@ using namespace alloy;
 
 namespace {
 
-// The broadcast between hosts in stages. Stage 1 runs among `members`: the root's rail (the ranks of its
-// local index, one per host) where every host holds the same L > 1 ranks, else every rank. Flat, the
+// The broadcast in stages (one host, or between hosts). Stage 1 runs among `members`: with alongRails
+// (every host holds the same L > 1 ranks: railsApply) the root's rail, the ranks of its local index, one
+// per host; else every rank. Flat, the
 // root sends to every member in one launch; as a tree, each member receives from its parent in one
 // launch and sends to its children in the next (binomial_plan.h: ceil(log2 members) levels, the root
 // serving log2 of them instead of all). Stage 2, where the rails were used: on every host the member of
@@ -32,9 +33,8 @@ namespace {
 // root's bytes between hosts are (hosts - 1) copies instead of one per rank on another host: 1/L of the
 // flat schedule's.
 alloyResult_t broadcastStaged(const void* sendbuff, void* recvbuff, size_t bytes, int root, bool tree,
-                              alloyComm_t comm, cudaStream_t stream, const char* fn) {
+                              bool alongRails, alloyComm_t comm, cudaStream_t stream, const char* fn) {
   const LocalTopology& t = comm->topology;
-  const bool alongRails = railsApply(comm);
   int rootIndex = 0;  // the root's local index on its host: its rail is rails[rootIndex]
   if (alongRails)
     for (int q = 0; q < t.localSize; ++q)
@@ -111,24 +111,13 @@ extern "C" ALLOY_API alloyResult_t alloyBroadcast(const void* sendbuff, void* re
   }
   ALLOY_TRY(checkDeviceBuffer(comm, recvbuff, bytes, fn, "recvbuff"));
   if (bytes == 0) return alloySuccess;
+  bool tree = false, alongRails = false;
   if (comm->topology.spansHosts()) {
     // Above the size where allreduce stops sending whole buffers, the bytes saved between hosts are worth
     // the second launch; below it, between many hosts, the tree's levels cost less than the root's peers.
     const bool small = bytes <= allreduceOneShotMaxBytes(comm->nranks);
-    if (small && broadcastTreeApplies(comm, bytes))
-      return broadcastStaged(sendbuff, recvbuff, bytes, root, true, comm, stream, fn);
-    if (!small && railsApply(comm)) return broadcastStaged(sendbuff, recvbuff, bytes, root, false, comm, stream, fn);
+    tree = small && broadcastTreeApplies(comm, bytes);
+    alongRails = (tree || !small) && railsApply(comm);
   }
-  P2pPlan plan(comm, kOpBroadcast);
-  if (isRoot) {
-    for (int peer = 0; peer < comm->nranks; ++peer)
-      if (peer != root) plan.addSend(peer, sendbuff, bytes);
-    if (sendbuff != recvbuff) {
-      plan.addSend(root, sendbuff, bytes);
-      plan.addRecv(root, recvbuff, bytes);
-    }
-  } else {
-    plan.addRecv(root, recvbuff, bytes);
-  }
-  return plan.launch(stream, fn);
+  return broadcastStaged(sendbuff, recvbuff, bytes, root, tree, alongRails, comm, stream, fn);
 }

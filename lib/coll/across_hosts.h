@@ -26,7 +26,7 @@ bool railsApply(alloyComm_t comm);
 alloyResult_t reduceScatterAcrossHosts(const void* sendbuff, void* recvbuff, size_t recvcount, alloyDataType_t type,
                                        alloyRedOp_t op, alloyComm_t comm, cudaStream_t stream, const char* function);
 // Small buffers (up to allreduceOneShotMaxBytes): every rank sends its buffer to every rank and reduces
-// all of them. Larger, where every host holds the same number L > 1 of ranks: hierarchical (reduce-scatter
+// all of them, or, where allReduceDoublingApplies (allreduce_doubling.h), recursive doubling. Larger, where every host holds the same number L > 1 of ranks: hierarchical (reduce-scatter
 // inside the host, reduce-scatter and gather along the rail of ranks of one local index across hosts,
 // gather inside the host), which sends 1/L of the flat schedule's bytes between hosts. Otherwise flat:
 // reduce-scatter, then every rank sends its reduced part to every rank.

@@ -13,6 +13,7 @@
 #include "group_reduce.h"
 #include "p2p_plan.h"
 #include "rail_order.h"
+#include "reduce_tree.h"
 #include "stream_scratch.h"
 
 namespace alloy {
@@ -246,6 +247,9 @@ alloyResult_t reduceAcrossHosts(const void* sendbuff, void* recvbuff, size_t cou
   const char* send = static_cast<const char*>(sendbuff);
   char* recv = static_cast<char*>(recvbuff);
   const bool isRoot = comm->rank == root;
+  // Small buffers between many hosts: up a tree instead of every rank to the root (reduce_tree.h).
+  if (count * es <= allreduceOneShotMaxBytes(comm->nranks) && reduceTreeApplies(comm, op, count * es))
+    return treeReduce(send, recv, count, r, root, comm, stream);
   if (oneShot(comm, count * es)) {
     std::vector<Part> parts(comm->nranks, Part{0, 0});
     parts[root] = Part{0, count};

@@ -32,7 +32,8 @@ alloyResult_t reduceScatterAcrossHosts(const void* sendbuff, void* recvbuff, siz
 // reduce-scatter, then every rank sends its reduced part to every rank.
 alloyResult_t allReduceAcrossHosts(const void* sendbuff, void* recvbuff, size_t count, alloyDataType_t type,
                                    alloyRedOp_t op, alloyComm_t comm, cudaStream_t stream, const char* function);
-// Small buffers: every rank sends its buffer to the root, which reduces them. Larger: reduce-scatter
+// Small buffers: every rank sends its buffer to the root, which reduces them, or, where
+// reduceTreeApplies (reduce_tree.h), a binomial tree up to the root. Larger: reduce-scatter
 // (hierarchical where allreduce's is), then every rank sends its reduced part to the root.
 alloyResult_t reduceAcrossHosts(const void* sendbuff, void* recvbuff, size_t count, alloyDataType_t type,
                                 alloyRedOp_t op, int root, alloyComm_t comm, cudaStream_t stream, const char* function);

@@ -35,10 +35,7 @@ namespace {
 alloyResult_t broadcastStaged(const void* sendbuff, void* recvbuff, size_t bytes, int root, bool tree,
                               bool alongRails, alloyComm_t comm, cudaStream_t stream, const char* fn) {
   const LocalTopology& t = comm->topology;
-  int rootIndex = 0;  // the root's local index on its host: its rail is rails[rootIndex]
-  if (alongRails)
-    for (int q = 0; q < t.localSize; ++q)
-      if (std::find(t.rails[q].begin(), t.rails[q].end(), root) != t.rails[q].end()) rootIndex = q;
+  const int rootIndex = alongRails ? t.railOf(root) : 0;  // the root's local index: its rail is rails[rootIndex]
   const std::vector<int> members = alongRails ? t.rails[rootIndex] : allRanks(comm->nranks);
   const int n = static_cast<int>(members.size());
   const int me = static_cast<int>(std::find(members.begin(), members.end(), comm->rank) - members.begin());

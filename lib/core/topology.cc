@@ -85,6 +85,12 @@ const std::vector<int>& LocalTopology::railPeers() const {
   return rails.empty() ? none : rails[localRank];
 }
 
+int LocalTopology::railOf(int rank) const {
+  for (size_t q = 0; q < rails.size(); ++q)
+    if (std::find(rails[q].begin(), rails[q].end(), rank) != rails[q].end()) return static_cast<int>(q);
+  return -1;
+}
+
 LocalTopology computeLocalTopology(const std::vector<EndpointBlob>& blobs, int myRank) {
   std::vector<uint64_t> hostOf;
   for (const EndpointBlob& b : blobs) hostOf.push_back(b.hostHash);

@@ -26,6 +26,8 @@ struct LocalTopology {
   std::vector<std::vector<int>> rails;
   // This rank's rail (rails[localRank], this rank included); empty where rails is.
   const std::vector<int>& railPeers() const;
+  // The index q of the rail that holds `rank` (its position on its host); -1 where rails is empty.
+  int railOf(int rank) const;
   bool spansHosts() const { return localSize < static_cast<int>(localIndexOf.size()); }
 };
 

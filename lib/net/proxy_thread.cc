@@ -1,10 +1,13 @@
 #include "proxy_thread.h"
 
+#include <sched.h>
+
 #include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <mutex>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -17,6 +20,11 @@ namespace net {
 namespace {
 
 using Clock = std::chrono::steady_clock;
+
+// ALLOY_NET_INBOUND_THREAD=auto starts the inbound thread where the process may run on this many CPUs:
+// one each for the caller's, the proxy's, the inbound and UCX's progress threads. With fewer, the
+// thread only takes turns with the proxy on the same cores (docs/environment.md).
+constexpr int kInboundMinCpus = 4;
 
 class Proxy {
  public:
@@ -170,7 +178,14 @@ class Proxy {
 
 void ProxyThread::add(NetChannel* channel) { Proxy::instance().add(channel); }
 void ProxyThread::remove(NetChannel* channel) { Proxy::instance().remove(channel); }
-bool ProxyThread::inboundRequested() { return envInt("ALLOY_NET_INBOUND_THREAD", 0, 0, 1) == 1; }
+bool ProxyThread::inboundRequested() {
+  const std::string mode = envChoice("ALLOY_NET_INBOUND_THREAD", "auto", {"auto", "0", "1"});
+  if (mode != "auto") return mode == "1";
+  cpu_set_t cpus;
+  CPU_ZERO(&cpus);
+  if (sched_getaffinity(0, sizeof(cpus), &cpus) != 0) return false;
+  return CPU_COUNT(&cpus) >= kInboundMinCpus;
+}
 
 }  // namespace net
 }  // namespace alloy

@@ -20,7 +20,8 @@ class ProxyThread {
   // Returns once neither thread touches channel.
   static void remove(NetChannel* channel);
   // Whether ALLOY_NET_INBOUND_THREAD asks for the inbound thread (and the transports' second worker that
-  // it serves); default no (docs/environment.md says why).
+  // it serves): 1 yes, 0 no, auto (default) where this process may run on 4 or more CPUs (its affinity
+  // mask). A per-process choice: ranks that chose differently still reach each other.
   static bool inboundRequested();
 };
 

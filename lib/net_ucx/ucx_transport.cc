@@ -499,6 +499,8 @@ alloyResult_t createUcxTransport(const UcxOptions& options, std::unique_ptr<Tran
     return fail(alloySystemError, "ucp_worker_create failed: %s", ucs_status_string(status));
   }
   if (workers[1] == nullptr) workers[1] = workers[0];
+  logInfo("net: UCX inbound thread: %s", options.inboundWorker ? "on (a second worker serves peers' traffic)"
+                                                              : "off (one worker)");
   auto transport = std::make_unique<UcxTransport>(options, context, workers[0], workers[1]);
   ALLOY_TRY(transport->listen());
   *out = std::move(transport);

@@ -303,6 +303,33 @@ TEST_F(Reduce, InPlaceAndUnaligned) {
   }
 }
 
+// A binomial tree up to the root between hosts (reduce_tree.h), which by default runs only where the
+// model expects it to be faster (several ranks per host, or dozens of hosts), forced at any host count:
+// every root, every datatype with sum and max, sizes up to the one-shot limit (at most 256 KiB), in place
+// and unaligned. avg keeps the flat schedule.
+TEST_F(Reduce, BinomialTreeBetweenHosts) {
+  if (!comm->topology.spansHosts()) GTEST_SKIP() << "the communicator does not span hosts (set ALLOY_HOSTID per rank)";
+  ScopedEnv force("ALLOY_REDUCE_TREE", 1);
+  const size_t limit = std::min(alloy::allreduceOneShotMaxBytes(nranks), size_t{256} << 10);  // kept quick
+  uint64_t tag = 0;
+  for (int root = 0; root < nranks; ++root) {
+    for (alloyDataType_t type : kAllTypes)
+      for (alloyRedOp_t op : {alloySum, alloyMax}) {
+        Shape s{root % 2 == 0 ? size_t{1001} : size_t{7}, type, op};
+        s.root = root;
+        run(Coll::Reduce, s, ++tag);
+      }
+    Shape large{limit / 4, alloyFloat32, alloySum};
+    Shape inPlace{30001, alloyInt8, alloySum, 3, 0, true};
+    Shape unaligned{30001, alloyFloat16, alloyProd, 2, 6};
+    Shape avg{1001, alloyFloat64, alloyAvg, 8, 24};
+    for (Shape* s : {&large, &inPlace, &unaligned, &avg}) {
+      s->root = root;
+      run(Coll::Reduce, *s, ++tag);
+    }
+  }
+}
+
 TEST_F(ReduceScatter, EveryDatatypeAndOperator) {
   uint64_t tag = 0;
   for (alloyDataType_t type : kAllTypes)

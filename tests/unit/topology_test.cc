@@ -48,6 +48,9 @@ TEST(Topology, RailHoldsTheRanksOfThisLocalIndexOnEveryHost) {
       std::sort(rail.begin(), rail.end());
       EXPECT_EQ(topo.rails[q], rail) << "rank " << r << ", rail " << q;
     }
+    // railOf: the rail of any rank, wherever it is (rank 4 is B's third, on rail 2).
+    const int railOfEach[] = {0, 0, 1, 1, 2, 2, 0, 1, 2};
+    for (int k = 0; k < 9; ++k) EXPECT_EQ(topo.railOf(k), railOfEach[k]) << "rank " << r << " asks for rank " << k;
   }
 }
 
@@ -73,6 +76,7 @@ TEST(Topology, NoRailWhereHostsHoldDifferentNumbersOfRanks) {
     EXPECT_TRUE(alloy::computeLocalTopology(blobs, r).rails.empty()) << "rank " << r;
     EXPECT_EQ(alloy::computeLocalTopology(blobs, r).hosts, 2) << "rank " << r;
     EXPECT_EQ(alloy::computeLocalTopology(blobs, r).smallestHostSize, 1) << "rank " << r;
+    EXPECT_EQ(alloy::computeLocalTopology(blobs, r).railOf(0), -1) << "rank " << r;
   }
   // One host: the rail is this rank alone.
   std::vector<alloy::EndpointBlob> one = {onHost(7), onHost(7)};

@@ -3,28 +3,21 @@
 #include <algorithm>
 #include <functional>
 #include <memory>
-#include <string>
 #include <vector>
 
 #include "across_hosts.h"
 #include "comm.h"
 #include "datatype.h"
 #include "doubling_plan.h"
-#include "env.h"
 #include "error.h"
 #include "p2p_plan.h"
-#include "round_cost.h"
+#include "schedule_choice.h"
 
 namespace alloy {
 
 bool allReduceDoublingApplies(alloyComm_t comm, alloyRedOp_t op, size_t bytes) {
-  const LocalTopology& t = comm->topology;
-  if (op == alloyAvg || !t.spansHosts()) return false;
-  const std::string mode = envChoice("ALLOY_ALLREDUCE_DOUBLING", "auto", {"auto", "0", "1"});
-  if (mode != "auto") return mode == "1";
-  const bool alongRails = railsApply(comm);
-  const int members = alongRails ? t.hosts : comm->nranks;
-  return fewerRoundsPay(comm->nranks - t.smallestHostSize, doublingDepth(members), alongRails, bytes);
+  if (op == alloyAvg || !comm->topology.spansHosts()) return false;
+  return fewerRoundsChosen(comm, "ALLOY_ALLREDUCE_DOUBLING", doublingDepth, bytes);
 }
 
 alloyResult_t doublingAllReduce(const char* send, char* recv, size_t count, const Reduction& r, alloyComm_t comm,

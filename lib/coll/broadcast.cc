@@ -4,7 +4,6 @@
 // rail first and then inside each host; small buffers between many hosts go down a binomial tree
 // (broadcastStaged, which runs every broadcast).
 #include <algorithm>
-#include <string>
 #include <vector>
 
 #include "across_hosts.h"
@@ -13,11 +12,10 @@
 #include "binomial_plan.h"
 #include "comm.h"
 #include "datatype.h"
-#include "env.h"
 #include "error.h"
 #include "group_reduce.h"
 #include "p2p_plan.h"
-#include "round_cost.h"
+#include "schedule_choice.h"
 
 using namespace alloy;
 
@@ -82,12 +80,7 @@ alloyResult_t broadcastStaged(const void* sendbuff, void* recvbuff, size_t bytes
 // tree: ALLOY_BROADCAST_TREE=1 always, 0 never, auto (default) where round_cost.h expects the tree's
 // levels to finish before the root's one round to every peer. The same on every rank.
 bool broadcastTreeApplies(alloyComm_t comm, size_t bytes) {
-  const std::string mode = envChoice("ALLOY_BROADCAST_TREE", "auto", {"auto", "0", "1"});
-  if (mode != "auto") return mode == "1";
-  const LocalTopology& t = comm->topology;
-  const bool alongRails = railsApply(comm);
-  return fewerRoundsPay(comm->nranks - t.smallestHostSize, binomialDepth(alongRails ? t.hosts : comm->nranks),
-                        alongRails, bytes);
+  return fewerRoundsChosen(comm, "ALLOY_BROADCAST_TREE", binomialDepth, bytes);
 }
 
 }  // namespace

@@ -1,29 +1,22 @@
 #include "reduce_tree.h"
 
 #include <algorithm>
-#include <string>
 #include <vector>
 
 #include "across_hosts.h"
 #include "binomial_plan.h"
 #include "comm.h"
 #include "datatype.h"
-#include "env.h"
 #include "error.h"
 #include "p2p_plan.h"
-#include "round_cost.h"
+#include "schedule_choice.h"
 #include "stream_scratch.h"
 
 namespace alloy {
 
 bool reduceTreeApplies(alloyComm_t comm, alloyRedOp_t op, size_t bytes) {
-  const LocalTopology& t = comm->topology;
-  if (op == alloyAvg || !t.spansHosts()) return false;
-  const std::string mode = envChoice("ALLOY_REDUCE_TREE", "auto", {"auto", "0", "1"});
-  if (mode != "auto") return mode == "1";
-  const bool alongRails = railsApply(comm);
-  return fewerRoundsPay(comm->nranks - t.smallestHostSize, binomialDepth(alongRails ? t.hosts : comm->nranks),
-                        alongRails, bytes);
+  if (op == alloyAvg || !comm->topology.spansHosts()) return false;
+  return fewerRoundsChosen(comm, "ALLOY_REDUCE_TREE", binomialDepth, bytes);
 }
 
 alloyResult_t treeReduce(const char* send, char* recv, size_t count, const Reduction& r, int root, alloyComm_t comm,

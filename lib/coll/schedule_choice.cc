@@ -1,0 +1,22 @@
+#include "schedule_choice.h"
+
+#include <string>
+
+#include "across_hosts.h"
+#include "comm.h"
+#include "env.h"
+#include "round_cost.h"
+
+namespace alloy {
+
+bool fewerRoundsChosen(alloyComm_t comm, const char* variable, int (*depth)(int members), size_t bytes) {
+  const std::string mode = envChoice(variable, "auto", {"auto", "0", "1"});
+  if (mode != "auto") return mode == "1";
+  const LocalTopology& t = comm->topology;
+  const bool alongRails = railsApply(comm);
+  // The flat round's busiest rank serves every rank off the smallest host.
+  return fewerRoundsPay(comm->nranks - t.smallestHostSize, depth(alongRails ? t.hosts : comm->nranks), alongRails,
+                        bytes);
+}
+
+}  // namespace alloy

@@ -30,5 +30,16 @@ std::vector<DoublingRound> doublingRounds(int n, int me);
 // where n is not a power of two.
 int doublingDepth(int n);
 
+// The same rounds as an allgather, where members pass inputs on instead of reducing them: the members
+// whose inputs member `me` (one that combines: below the largest power of two p) holds just before its
+// kCombine round at `distance` (the partner is me ^ distance). Its group of `distance` members, then the
+// members past p that handed their inputs to that group; non-empty ranges only, in that order. Each is
+// contiguous, so that where inputs lie in member order a round moves at most two blocks of memory.
+struct MemberRange {
+  int first;
+  int count;
+};
+std::vector<MemberRange> doublingHeld(int n, int me, int distance);
+
 
 }  // namespace alloy

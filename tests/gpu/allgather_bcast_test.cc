@@ -128,6 +128,24 @@ TEST_F(AllGather, InPlaceAndUnaligned) {
   }
 }
 
+// Recursive doubling between hosts (allgather_doubling.h), which by default runs only where the model
+// expects it to be faster (several ranks per host, or dozens of hosts), forced at any host count: with
+// 3 hosts (or 3 ranks on uneven hosts) a member hands its block in and takes the whole result back;
+// with even hosts the doubling runs along the rails before the exchange inside the host. Sizes up to the
+// one-shot limit (at most 256 KiB in all), in place and unaligned.
+TEST_F(AllGather, RecursiveDoublingBetweenHosts) {
+  if (!comm->topology.spansHosts()) GTEST_SKIP() << "the communicator does not span hosts (set ALLOY_HOSTID per rank)";
+  ScopedEnv force("ALLOY_ALLGATHER_DOUBLING", 1);
+  const size_t limit = std::min(alloy::allreduceOneShotMaxBytes(nranks), size_t{256} << 10);  // kept quick
+  uint64_t tag = 0;
+  for (alloyDataType_t type : {alloyUint8, alloyFloat32, alloyFloat64, alloyBfloat16})
+    for (size_t count : {size_t{1}, size_t{7}, size_t{1001}}) allgather(count, type, ++tag);
+  allgather(limit / nranks, alloyUint8, ++tag);
+  allgather(1001, alloyFloat32, ++tag, {0, 0, true});
+  allgather(3001, alloyInt8, ++tag, {3, 3, true});
+  allgather(1001, alloyBfloat16, ++tag, {2, 6});
+}
+
 // 100 broadcasts and allgathers alternating on one stream with no host synchronisation, each into its
 // own region of one receive buffer, the root changing every time.
 TEST_F(AllGather, HundredBackToBackWithBroadcasts) {

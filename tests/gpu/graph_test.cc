@@ -311,5 +311,60 @@ TEST_F(CudaGraph, ReduceScatterAllGatherBroadcastReplayed) {
   }
 }
 
+// The schedules of several rounds between hosts, forced (on one host the variables change nothing):
+// allgather by recursive doubling, broadcast down and reduce up a binomial tree, each captured once and
+// replayed 200 times; the reduce's recvbuff must stay untouched off the root.
+TEST_F(CudaGraph, RoundSchedulesReplayed) {
+  ScopedEnv gather("ALLOY_ALLGATHER_DOUBLING", 1), down("ALLOY_BROADCAST_TREE", 1), up("ALLOY_REDUCE_TREE", 1);
+  const size_t count = 1001, part = count * 4, n = static_cast<size_t>(nranks);
+  const int root = nranks - 1;
+  {
+    SCOPED_TRACE("allgather by doubling");
+    GraphCase c;
+    c.sendBytes = part;
+    c.recvBytes = part * n + kGuard;
+    c.enqueue = [&](uint8_t* send, uint8_t* recv) { return alloyAllGather(send, recv, count, alloyInt32, comm, stream); };
+    c.sendData = [&](int v) { return genVector(streamOf(seed, 200 + v, rank), part); };
+    c.expected = [&](int v) {
+      std::vector<uint8_t> e(c.recvBytes, kPoison);
+      for (size_t p = 0; p < n; ++p) genBytes(streamOf(seed, 200 + v, p), 0, part, e.data() + p * part);
+      return e;
+    };
+    replay(c, 200);
+  }
+  {
+    SCOPED_TRACE("broadcast down the tree");
+    GraphCase c;
+    c.sendBytes = part;
+    c.recvBytes = part + kGuard;
+    c.enqueue = [&](uint8_t* send, uint8_t* recv) {
+      return alloyBroadcast(send, recv, count, alloyInt32, root, comm, stream);
+    };
+    c.sendData = [&](int v) { return genVector(streamOf(seed, 300 + v, rank), part); };
+    c.expected = [&](int v) {
+      std::vector<uint8_t> e = genVector(streamOf(seed, 300 + v, root), part);
+      e.resize(c.recvBytes, kPoison);
+      return e;
+    };
+    replay(c, 200);
+  }
+  {
+    SCOPED_TRACE("reduce up the tree");
+    GraphCase c;
+    c.sendBytes = part;
+    c.recvBytes = part + kGuard;
+    c.enqueue = [&](uint8_t* send, uint8_t* recv) {
+      return alloyReduce(send, recv, count, alloyInt32, alloySum, root, comm, stream);
+    };
+    c.sendData = [&](int v) { return reductionInput(alloyInt32, alloySum, streamOf(seed, 100 + v, rank), count); };
+    c.expected = [&](int v) {
+      std::vector<uint8_t> e = rank == root ? int32Sum(seed, v, nranks, count, 0, part) : std::vector<uint8_t>();
+      e.resize(c.recvBytes, kPoison);
+      return e;
+    };
+    replay(c, 200);
+  }
+}
+
 }  // namespace
 }  // namespace alloytest

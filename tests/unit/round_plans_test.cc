@@ -33,32 +33,47 @@ DoublingStep counterpart(DoublingStep step) {
   }
 }
 
-struct Member {
-  std::vector<DoublingRound> rounds;
-  size_t next = 0;
-  std::string value;
-};
-
-// Runs the plans of n members to the end; fails the test where no round can run while some remain.
-std::vector<Member> simulate(int n) {
-  std::vector<Member> members(n);
-  for (int m = 0; m < n; ++m) {
-    members[m].rounds = alloy::doublingRounds(n, m);
-    members[m].value = "x" + std::to_string(m);
-  }
+// Runs the doubling plans of n members to the end: execute(a, round) runs for each pair of rounds that
+// meet, once, from member a's side (round.partner is the other); fails the test where no round can run
+// while some remain.
+template <typename Execute>
+void runRounds(int n, Execute execute) {
+  std::vector<std::vector<DoublingRound>> rounds(n);
+  std::vector<size_t> next(n, 0);
+  for (int m = 0; m < n; ++m) rounds[m] = alloy::doublingRounds(n, m);
   for (bool progress = true; progress;) {
     progress = false;
     for (int a = 0; a < n; ++a) {
-      Member& ma = members[a];
-      if (ma.next == ma.rounds.size()) continue;
-      const DoublingRound ra = ma.rounds[ma.next];
+      if (next[a] == rounds[a].size()) continue;
+      const DoublingRound ra = rounds[a][next[a]];
       EXPECT_GE(ra.partner, 0);
       EXPECT_LT(ra.partner, n);
       EXPECT_NE(ra.partner, a);
-      Member& mb = members[ra.partner];
-      if (mb.next == mb.rounds.size()) continue;
-      const DoublingRound rb = mb.rounds[mb.next];
+      const int b = ra.partner;
+      if (next[b] == rounds[b].size()) continue;
+      const DoublingRound rb = rounds[b][next[b]];
       if (rb.partner != a || rb.step != counterpart(ra.step)) continue;
+      execute(a, ra);
+      ++next[a];
+      ++next[b];
+      progress = true;
+    }
+  }
+  for (int m = 0; m < n; ++m)
+    EXPECT_EQ(next[m], rounds[m].size()) << "member " << m << " of " << n << " left waiting";
+}
+
+struct Member {
+  std::string value;
+};
+
+// Recursive doubling as a reduction: each member's value is the expression it holds.
+std::vector<Member> simulate(int n) {
+  std::vector<Member> members(n);
+  for (int m = 0; m < n; ++m) members[m].value = "x" + std::to_string(m);
+  runRounds(n, [&](int a, const DoublingRound& ra) {
+      Member& ma = members[a];
+      Member& mb = members[ra.partner];
       const int lo = a < ra.partner ? a : ra.partner;
       const std::string combined = "(" + members[lo].value + "+" + members[a + ra.partner - lo].value + ")";
       switch (ra.step) {
@@ -80,13 +95,7 @@ std::vector<Member> simulate(int n) {
           ma.value = mb.value;
           break;
       }
-      ++ma.next;
-      ++mb.next;
-      progress = true;
-    }
-  }
-  for (int m = 0; m < n; ++m)
-    EXPECT_EQ(members[m].next, members[m].rounds.size()) << "member " << m << " of " << n << " left waiting";
+  });
   return members;
 }
 
@@ -102,6 +111,42 @@ TEST(DoublingPlan, EveryMemberEndsWithTheSameReductionOfEveryInputOnce) {
                                        std::sregex_iterator());
       EXPECT_EQ(found, 1) << "input " << i << " in " << members[0].value << " (" << n << " members)";
     }
+  }
+}
+
+// The same rounds as an allgather (doublingHeld): each member's set of inputs, where a member may send only
+// inputs it holds and every member must end with all n. A combine round moves the ranges each side holds
+// (one or two), a hand-in the member's own input, a hand-back all n.
+TEST(DoublingPlan, GatheringEndsWithEveryInputOnEveryMember) {
+  for (int n = 1; n <= 40; ++n) {
+    std::vector<std::vector<int>> has(n, std::vector<int>(n, 0));
+    for (int m = 0; m < n; ++m) has[m][m] = 1;
+    // `held`: what the sender held when the round began (in a combine both sides send at once).
+    auto give = [&](const std::vector<std::vector<int>>& held, int from, int to, int first, int count) {
+      EXPECT_GT(count, 0) << n << " members";
+      for (int u = first; u < first + count; ++u) {
+        ASSERT_TRUE(u >= 0 && u < n) << "input " << u << " of " << n;
+        EXPECT_EQ(held[from][u], 1) << "member " << from << " sends input " << u << " it does not hold (" << n << " members)";
+        has[to][u] = 1;
+      }
+    };
+    runRounds(n, [&](int a, const DoublingRound& r) {
+      const int b = r.partner;
+      switch (r.step) {
+        case DoublingStep::kCombine: {
+          const std::vector<std::vector<int>> before = has;
+          for (const alloy::MemberRange& range : alloy::doublingHeld(n, a, a ^ b)) give(before, a, b, range.first, range.count);
+          for (const alloy::MemberRange& range : alloy::doublingHeld(n, b, a ^ b)) give(before, b, a, range.first, range.count);
+          break;
+        }
+        case DoublingStep::kTakeIn: give(has, b, a, b, 1); break;
+        case DoublingStep::kHandIn: give(has, a, b, a, 1); break;
+        case DoublingStep::kHandBack: give(has, a, b, 0, n); break;
+        case DoublingStep::kTakeBack: give(has, b, a, 0, n); break;
+      }
+    });
+    for (int m = 0; m < n; ++m)
+      for (int u = 0; u < n; ++u) EXPECT_EQ(has[m][u], 1) << "member " << m << " lacks input " << u << " (" << n << " members)";
   }
 }
 

@@ -1,6 +1,9 @@
 // Communicator creation over any bootstrap (commCreate) and its MPI entry point, alloyCommCreateFromMPI:
 // argument checks agreed by every rank, endpoint exchange, topology, and the intra-node transport. See docs/architecture.md for the data flow.
 #include <cstring>
+#include <map>
+#include <unordered_map>
+#include <utility>
 
 #include "comm.h"
 #include "device_guard.h"
@@ -146,10 +149,15 @@ alloyResult_t checkEngineSettingsAgree(const std::vector<EndpointBlob>& blobs) {
       {"ALLOY_NET_SLOT_BYTES", true, [](const EndpointBlob& b) -> uint64_t { return b.netSlotBytes; }},
       {"ALLOY_NET_STAGING_BYTES", true, [](const EndpointBlob& b) -> uint64_t { return b.netStagingBytes; }},
   };
+  // The first rank of each rank's host, in one pass (a search per rank would be R^2 steps at R ranks).
+  std::vector<size_t> firstOfHost(blobs.size());
+  {
+    std::unordered_map<uint64_t, size_t> first;
+    for (size_t r = 0; r < blobs.size(); ++r) firstOfHost[r] = first.emplace(blobs[r].hostHash, r).first->second;
+  }
   for (const Setting& s : settings) {
     for (size_t r = 1; r < blobs.size(); ++r) {
-      size_t first = 0;
-      while (!s.wholeJob && blobs[first].hostHash != blobs[r].hostHash) ++first;
+      const size_t first = s.wholeJob ? 0 : firstOfHost[r];
       if (s.of(blobs[r]) != s.of(blobs[first]))
         return fail(alloyInvalidUsage,
                     "%s differs between ranks: rank %zu uses %llu, rank %zu uses %llu; variables that shape the "
@@ -167,12 +175,14 @@ alloyResult_t checkEngineSettingsAgree(const std::vector<EndpointBlob>& blobs) {
 // every blob). Equal host identity and pid means one process; the host identity keeps two machines'
 // equal pids apart.
 alloyResult_t checkOneRankPerProcess(const std::vector<EndpointBlob>& blobs) {
-  for (size_t r = 1; r < blobs.size(); ++r)
-    for (size_t q = 0; q < r; ++q)
-      if (blobs[q].hostHash == blobs[r].hostHash && blobs[q].pid == blobs[r].pid)
-        return fail(alloyInvalidUsage,
-                    "ranks %zu and %zu of the communicator are in one process (pid %d on %s); Alloy runs one rank "
-                    "per process", q, r, blobs[r].pid, blobs[r].hostName);
+  std::map<std::pair<uint64_t, int>, size_t> firstOfProcess;
+  for (size_t r = 0; r < blobs.size(); ++r) {
+    const auto [at, inserted] = firstOfProcess.emplace(std::make_pair(blobs[r].hostHash, blobs[r].pid), r);
+    if (!inserted)
+      return fail(alloyInvalidUsage,
+                  "ranks %zu and %zu of the communicator are in one process (pid %d on %s); Alloy runs one rank "
+                  "per process", at->second, r, blobs[r].pid, blobs[r].hostName);
+  }
   return alloySuccess;
 }
 

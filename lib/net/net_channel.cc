@@ -10,6 +10,7 @@
 #include <ctime>
 #include <string>
 #include <thread>
+#include <unordered_map>
 
 #include "device_comm.h"
 #include "env.h"
@@ -150,13 +151,21 @@ alloyResult_t NetChannel::prepare(const NetChannelConfig& config, std::unique_pt
   c->eagerBytes_ = std::min(static_cast<size_t>(envInt("ALLOY_NET_EAGER_BYTES", 64 << 10, 0, 1 << 30)),
                             c->transport_->maxPutSignalBytes());
   c->peerIndex_.assign(config.nranks, -1);
+  // Each peer's staging layout counts the ranks on other hosts than the peer's: this rank's place among
+  // them is the ranks before it, less those on the peer's host; their number, all ranks less the peer's
+  // host. Counted per host in one pass (a count per peer would be R^2 steps at R ranks).
+  std::unordered_map<uint64_t, size_t> onHost, onHostBeforeMe;
+  for (int r = 0; r < config.nranks; ++r) {
+    ++onHost[config.hostOf[r]];
+    if (r < config.rank) ++onHostBeforeMe[config.hostOf[r]];
+  }
   for (int r = 0; r < config.nranks; ++r) {
     if (config.hostOf[r] == config.hostOf[config.rank]) continue;
     auto p = std::make_unique<Peer>();
     p->rank = r;
     p->index = c->peers_.size();
-    p->mineThere = c->remoteOrdinal(r, config.rank);
-    p->remoteThere = c->remoteOrdinal(r, config.nranks);
+    p->mineThere = static_cast<size_t>(config.rank) - onHostBeforeMe[config.hostOf[r]];
+    p->remoteThere = static_cast<size_t>(config.nranks) - onHost[config.hostOf[r]];
     c->peerIndex_[r] = static_cast<int>(p->index);
     c->peers_.push_back(std::move(p));
   }
@@ -200,12 +209,6 @@ NetChannel::~NetChannel() {
   peers_.clear();
   staging_.reset();
   outbox_.reset();
-}
-
-size_t NetChannel::remoteOrdinal(int viewer, int rank) const {
-  size_t ordinal = 0;
-  for (int t = 0; t < rank; ++t) ordinal += config_.hostOf[t] != config_.hostOf[viewer];
-  return ordinal;
 }
 
 // Staging layout of a rank with `remote` ranks on other hosts (peers write into it): a control line per

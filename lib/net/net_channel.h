@@ -142,7 +142,6 @@ class NetChannel {
   struct Peer;
   struct Region;
   NetChannel() = default;
-  size_t remoteOrdinal(int viewer, int rank) const;
   // Byte offsets in the staging region of a rank with `remote` ranks on other hosts: the control line
   // (ready word, header word) and the inbox of its remote peer number `peer`.
   size_t readyOffset(size_t peer) const;

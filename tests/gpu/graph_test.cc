@@ -29,6 +29,42 @@ struct GraphCase {
 
 class CudaGraph : public CommTest {
  protected:
+  // Cases shared by the tests below: an int32 allgather, broadcast from `root` and sum-reduce to `root`
+  // of `count` elements per rank. The reduce's recvbuff must stay untouched off the root.
+  GraphCase allgatherCase(size_t count) {
+    const size_t part = count * 4, n = static_cast<size_t>(nranks);
+    GraphCase c;
+    c.sendBytes = part;
+    c.recvBytes = part * n + kGuard;
+    c.enqueue = [this, count](uint8_t* send, uint8_t* recv) {
+      return alloyAllGather(send, recv, count, alloyInt32, comm, stream);
+    };
+    c.sendData = [this, part](int v) { return genVector(streamOf(seed, 200 + v, rank), part); };
+    c.expected = [this, part, n, recvBytes = c.recvBytes](int v) {
+      std::vector<uint8_t> e(recvBytes, kPoison);
+      for (size_t p = 0; p < n; ++p) genBytes(streamOf(seed, 200 + v, p), 0, part, e.data() + p * part);
+      return e;
+    };
+    return c;
+  }
+  GraphCase broadcastCase(size_t count, int root) {
+    const size_t part = count * 4;
+    GraphCase c;
+    c.sendBytes = part;
+    c.recvBytes = part + kGuard;
+    c.enqueue = [this, count, root](uint8_t* send, uint8_t* recv) {
+      return alloyBroadcast(send, recv, count, alloyInt32, root, comm, stream);
+    };
+    c.sendData = [this, part](int v) { return genVector(streamOf(seed, 300 + v, rank), part); };
+    c.expected = [this, part, root, recvBytes = c.recvBytes](int v) {
+      std::vector<uint8_t> e = genVector(streamOf(seed, 300 + v, root), part);
+      e.resize(recvBytes, kPoison);
+      return e;
+    };
+    return c;
+  }
+  GraphCase reduceCase(size_t count, int root);
+
   void replay(const GraphCase& c, int replays) {
     DeviceBuffer send(c.sendBytes), recv(c.recvBytes), staging(c.sendBytes * kVersions);
     ASSERT_TRUE(allRanksOk(send.ok() && recv.ok() && staging.ok()));
@@ -230,6 +266,25 @@ std::vector<uint8_t> int32Sum(uint64_t seed, int v, int nranks, size_t totalCoun
   return out;
 }
 
+GraphCase CudaGraph::reduceCase(size_t count, int root) {
+  const size_t part = count * 4;
+  GraphCase c;
+  c.sendBytes = part;
+  c.recvBytes = part + kGuard;
+  c.enqueue = [this, count, root](uint8_t* send, uint8_t* recv) {
+    return alloyReduce(send, recv, count, alloyInt32, alloySum, root, comm, stream);
+  };
+  c.sendData = [this, count](int v) {
+    return reductionInput(alloyInt32, alloySum, streamOf(seed, 100 + v, rank), count);
+  };
+  c.expected = [this, count, part, root, recvBytes = c.recvBytes](int v) {
+    std::vector<uint8_t> e = rank == root ? int32Sum(seed, v, nranks, count, 0, part) : std::vector<uint8_t>();
+    e.resize(recvBytes, kPoison);
+    return e;
+  };
+  return c;
+}
+
 // Every allreduce algorithm, chosen at capture time through ALLOY_ALLREDUCE_ONESHOT_MAX_BYTES and
 // ALLOY_ALLREDUCE_DOUBLING (set alike on every rank): one-shot, reduce-scatter + all-gather, and
 // between hosts recursive doubling (on one host the third is one-shot again).
@@ -280,34 +335,11 @@ TEST_F(CudaGraph, ReduceScatterAllGatherBroadcastReplayed) {
   }
   {
     SCOPED_TRACE("allgather");
-    GraphCase c;
-    c.sendBytes = part;
-    c.recvBytes = part * n + kGuard;
-    c.enqueue = [&](uint8_t* send, uint8_t* recv) { return alloyAllGather(send, recv, count, alloyInt32, comm, stream); };
-    c.sendData = [&](int v) { return genVector(streamOf(seed, 200 + v, rank), part); };
-    c.expected = [&](int v) {
-      std::vector<uint8_t> e(c.recvBytes, kPoison);
-      for (size_t p = 0; p < n; ++p) genBytes(streamOf(seed, 200 + v, p), 0, part, e.data() + p * part);
-      return e;
-    };
-    replay(c, 200);
+    replay(allgatherCase(count), 200);
   }
   {
     SCOPED_TRACE("broadcast");
-    const int root = nranks - 1;
-    GraphCase c;
-    c.sendBytes = part;
-    c.recvBytes = part + kGuard;
-    c.enqueue = [&](uint8_t* send, uint8_t* recv) {
-      return alloyBroadcast(send, recv, count, alloyInt32, root, comm, stream);
-    };
-    c.sendData = [&](int v) { return genVector(streamOf(seed, 300 + v, rank), part); };
-    c.expected = [&](int v) {
-      std::vector<uint8_t> e = genVector(streamOf(seed, 300 + v, root), part);
-      e.resize(c.recvBytes, kPoison);
-      return e;
-    };
-    replay(c, 200);
+    replay(broadcastCase(count, nranks - 1), 200);
   }
 }
 
@@ -316,53 +348,19 @@ TEST_F(CudaGraph, ReduceScatterAllGatherBroadcastReplayed) {
 // replayed 200 times; the reduce's recvbuff must stay untouched off the root.
 TEST_F(CudaGraph, RoundSchedulesReplayed) {
   ScopedEnv gather("ALLOY_ALLGATHER_DOUBLING", 1), down("ALLOY_BROADCAST_TREE", 1), up("ALLOY_REDUCE_TREE", 1);
-  const size_t count = 1001, part = count * 4, n = static_cast<size_t>(nranks);
+  const size_t count = 1001;
   const int root = nranks - 1;
   {
     SCOPED_TRACE("allgather by doubling");
-    GraphCase c;
-    c.sendBytes = part;
-    c.recvBytes = part * n + kGuard;
-    c.enqueue = [&](uint8_t* send, uint8_t* recv) { return alloyAllGather(send, recv, count, alloyInt32, comm, stream); };
-    c.sendData = [&](int v) { return genVector(streamOf(seed, 200 + v, rank), part); };
-    c.expected = [&](int v) {
-      std::vector<uint8_t> e(c.recvBytes, kPoison);
-      for (size_t p = 0; p < n; ++p) genBytes(streamOf(seed, 200 + v, p), 0, part, e.data() + p * part);
-      return e;
-    };
-    replay(c, 200);
+    replay(allgatherCase(count), 200);
   }
   {
     SCOPED_TRACE("broadcast down the tree");
-    GraphCase c;
-    c.sendBytes = part;
-    c.recvBytes = part + kGuard;
-    c.enqueue = [&](uint8_t* send, uint8_t* recv) {
-      return alloyBroadcast(send, recv, count, alloyInt32, root, comm, stream);
-    };
-    c.sendData = [&](int v) { return genVector(streamOf(seed, 300 + v, rank), part); };
-    c.expected = [&](int v) {
-      std::vector<uint8_t> e = genVector(streamOf(seed, 300 + v, root), part);
-      e.resize(c.recvBytes, kPoison);
-      return e;
-    };
-    replay(c, 200);
+    replay(broadcastCase(count, root), 200);
   }
   {
     SCOPED_TRACE("reduce up the tree");
-    GraphCase c;
-    c.sendBytes = part;
-    c.recvBytes = part + kGuard;
-    c.enqueue = [&](uint8_t* send, uint8_t* recv) {
-      return alloyReduce(send, recv, count, alloyInt32, alloySum, root, comm, stream);
-    };
-    c.sendData = [&](int v) { return reductionInput(alloyInt32, alloySum, streamOf(seed, 100 + v, rank), count); };
-    c.expected = [&](int v) {
-      std::vector<uint8_t> e = rank == root ? int32Sum(seed, v, nranks, count, 0, part) : std::vector<uint8_t>();
-      e.resize(c.recvBytes, kPoison);
-      return e;
-    };
-    replay(c, 200);
+    replay(reduceCase(count, root), 200);
   }
 }
 

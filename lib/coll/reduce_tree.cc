@@ -30,8 +30,8 @@ alloyResult_t treeReduce(const char* send, char* recv, size_t count, const Reduc
   const int me = static_cast<int>(std::find(members.begin(), members.end(), comm->rank) - members.begin());
   const bool member = me < n;  // off the root's rail, a rank only hands its buffer to its host's member
   const bool isRoot = comm->rank == root;
-  BinomialNode node;
-  if (member) node = binomialNode(n, static_cast<int>(std::find(members.begin(), members.end(), root) - members.begin()), me);
+  const int rootMember = static_cast<int>(std::find(members.begin(), members.end(), root) - members.begin());
+  const BinomialNode node = member ? binomialNode(n, rootMember, me) : BinomialNode{};
 
   // Where a member accumulates: the root's recvbuff; elsewhere scratch that waits for the parent (recvbuff
   // is the root's only). A leaf of the tree with nothing to add from its host sends its input as it is.

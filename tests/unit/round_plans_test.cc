@@ -126,7 +126,8 @@ TEST(DoublingPlan, GatheringEndsWithEveryInputOnEveryMember) {
       EXPECT_GT(count, 0) << n << " members";
       for (int u = first; u < first + count; ++u) {
         ASSERT_TRUE(u >= 0 && u < n) << "input " << u << " of " << n;
-        EXPECT_EQ(held[from][u], 1) << "member " << from << " sends input " << u << " it does not hold (" << n << " members)";
+        EXPECT_EQ(held[from][u], 1) << "member " << from << " sends input " << u << " it does not hold (" << n
+                                    << " members)";
         has[to][u] = 1;
       }
     };
@@ -135,8 +136,10 @@ TEST(DoublingPlan, GatheringEndsWithEveryInputOnEveryMember) {
       switch (r.step) {
         case DoublingStep::kCombine: {
           const std::vector<std::vector<int>> before = has;
-          for (const alloy::MemberRange& range : alloy::doublingHeld(n, a, a ^ b)) give(before, a, b, range.first, range.count);
-          for (const alloy::MemberRange& range : alloy::doublingHeld(n, b, a ^ b)) give(before, b, a, range.first, range.count);
+          for (const alloy::MemberRange& range : alloy::doublingHeld(n, a, a ^ b))
+            give(before, a, b, range.first, range.count);
+          for (const alloy::MemberRange& range : alloy::doublingHeld(n, b, a ^ b))
+            give(before, b, a, range.first, range.count);
           break;
         }
         case DoublingStep::kTakeIn: give(has, b, a, b, 1); break;
@@ -146,7 +149,8 @@ TEST(DoublingPlan, GatheringEndsWithEveryInputOnEveryMember) {
       }
     });
     for (int m = 0; m < n; ++m)
-      for (int u = 0; u < n; ++u) EXPECT_EQ(has[m][u], 1) << "member " << m << " lacks input " << u << " (" << n << " members)";
+      for (int u = 0; u < n; ++u)
+        EXPECT_EQ(has[m][u], 1) << "member " << m << " lacks input " << u << " (" << n << " members)";
   }
 }
 

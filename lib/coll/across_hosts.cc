@@ -8,12 +8,14 @@
 #include "comm.h"
 #include "datatype.h"
 #include "device_guard.h"
+#include "doubling_plan.h"
 #include "env.h"
 #include "error.h"
 #include "group_reduce.h"
 #include "p2p_plan.h"
 #include "rail_order.h"
 #include "reduce_tree.h"
+#include "schedule_choice.h"
 #include "stream_scratch.h"
 
 namespace alloy {
@@ -206,9 +208,22 @@ alloyResult_t reduceScatterAcrossHosts(const void* sendbuff, void* recvbuff, siz
   const Reduction r{type, op, kOpReduceScatter, function};
   const char* send = static_cast<const char*>(sendbuff);
   char* recv = static_cast<char*>(recvbuff);
+  const size_t part = recvcount * dataTypeSize(type), whole = comm->nranks * part;
+  // Small buffers between many hosts: the whole buffer reduced by recursive doubling (an allreduce into
+  // scratch), then this rank's part copied out; the rounds pass the whole buffer, so the rule weighs
+  // them against the flat round's parts (round_cost.h).
+  if (whole <= allreduceOneShotMaxBytes(comm->nranks) && op != alloyAvg &&
+      fewerRoundsChosen(comm, "ALLOY_REDUCE_SCATTER_DOUBLING", doublingDepth, part, whole)) {
+    StreamScratch reduced(stream);
+    ALLOY_TRY(reduced.allocate(whole, function));
+    ALLOY_TRY(doublingAllReduce(send, reduced.get(), comm->nranks * recvcount, r, comm, stream));
+    DeviceGuard guard(comm->cudaDevice);
+    ALLOY_CUDA_TRY(cudaMemcpyAsync(recv, reduced.get() + comm->rank * part, part, cudaMemcpyDeviceToDevice, stream));
+    return alloySuccess;
+  }
   // Above the size where allreduce stops sending whole buffers, the saving in bytes between hosts is
   // worth the second launch.
-  if (!oneShot(comm, comm->nranks * recvcount * dataTypeSize(type)) && hierarchical(comm, op))
+  if (!oneShot(comm, whole) && hierarchical(comm, op))
     return hierarchicalReduceScatter(send, recv, recvcount, r, comm, stream);
   std::vector<Part> parts(comm->nranks);
   for (int p = 0; p < comm->nranks; ++p) parts[p] = Part{p * recvcount, recvcount};

@@ -20,7 +20,8 @@ namespace alloy {
 bool railsApply(alloyComm_t comm);
 
 // recvbuff = part `rank` (recvcount elements, NCCL's layout) of the reduction of every rank's sendbuff.
-// Above allreduce's one-shot size, where every host holds the same number L > 1 of ranks: hierarchical
+// Small buffers between many hosts (ALLOY_REDUCE_SCATTER_DOUBLING, round_cost.h): the whole buffer by
+// recursive doubling, then this rank's part. Above allreduce's one-shot size, where every host holds the same number L > 1 of ranks: hierarchical
 // (inside the host, then along the rail), which sends 1/L of the flat schedule's bytes between hosts.
 // Otherwise flat: part p of every rank's buffer to rank p, which reduces them.
 alloyResult_t reduceScatterAcrossHosts(const void* sendbuff, void* recvbuff, size_t recvcount, alloyDataType_t type,

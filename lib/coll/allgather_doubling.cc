@@ -11,7 +11,7 @@ bool allGatherDoublingApplies(alloyComm_t comm) {
   if (!comm->topology.spansHosts()) return false;
   // Doubling sends 1, 2, 4, ... blocks a round, n - 1 in all, as many as the flat round sends: the bytes
   // cost the same either way, and only the rounds against the peers served decide (0 bytes to the rule).
-  return fewerRoundsChosen(comm, "ALLOY_ALLGATHER_DOUBLING", doublingDepth, 0);
+  return fewerRoundsChosen(comm, "ALLOY_ALLGATHER_DOUBLING", doublingDepth, 0, 0);
 }
 
 alloyResult_t DoublingGather::prepare(const std::vector<int>& members, int me, const void* mine, char* blocks,

@@ -17,7 +17,7 @@ namespace alloy {
 
 bool allReduceDoublingApplies(alloyComm_t comm, alloyRedOp_t op, size_t bytes) {
   if (op == alloyAvg || !comm->topology.spansHosts()) return false;
-  return fewerRoundsChosen(comm, "ALLOY_ALLREDUCE_DOUBLING", doublingDepth, bytes);
+  return fewerRoundsChosen(comm, "ALLOY_ALLREDUCE_DOUBLING", doublingDepth, bytes, bytes);
 }
 
 alloyResult_t doublingAllReduce(const char* send, char* recv, size_t count, const Reduction& r, alloyComm_t comm,

@@ -80,7 +80,7 @@ alloyResult_t broadcastStaged(const void* sendbuff, void* recvbuff, size_t bytes
 // tree: ALLOY_BROADCAST_TREE=1 always, 0 never, auto (default) where round_cost.h expects the tree's
 // levels to finish before the root's one round to every peer. The same on every rank.
 bool broadcastTreeApplies(alloyComm_t comm, size_t bytes) {
-  return fewerRoundsChosen(comm, "ALLOY_BROADCAST_TREE", binomialDepth, bytes);
+  return fewerRoundsChosen(comm, "ALLOY_BROADCAST_TREE", binomialDepth, bytes, bytes);
 }
 
 }  // namespace

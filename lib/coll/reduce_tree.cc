@@ -16,7 +16,7 @@ namespace alloy {
 
 bool reduceTreeApplies(alloyComm_t comm, alloyRedOp_t op, size_t bytes) {
   if (op == alloyAvg || !comm->topology.spansHosts()) return false;
-  return fewerRoundsChosen(comm, "ALLOY_REDUCE_TREE", binomialDepth, bytes);
+  return fewerRoundsChosen(comm, "ALLOY_REDUCE_TREE", binomialDepth, bytes, bytes);
 }
 
 alloyResult_t treeReduce(const char* send, char* recv, size_t count, const Reduction& r, int root, alloyComm_t comm,

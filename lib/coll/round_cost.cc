@@ -2,11 +2,11 @@
 
 namespace alloy {
 
-bool fewerRoundsPay(int flatPeers, int rounds, bool hostStep, size_t bytes) {
+bool fewerRoundsPay(int flatPeers, size_t flatBytes, int rounds, size_t roundBytes, bool hostStep) {
   constexpr double kRoundMicros = 30, kPeerMicros = 6, kBytesPerMicro = 3000, kHostStepMicros = 10;
-  const double perPeer = kPeerMicros + static_cast<double>(bytes) / kBytesPerMicro;
-  const double flat = kRoundMicros + flatPeers * perPeer;
-  const double several = (hostStep ? kHostStepMicros : 0) + rounds * (kRoundMicros + perPeer);
+  const auto perPeer = [](size_t bytes) { return kPeerMicros + static_cast<double>(bytes) / kBytesPerMicro; };
+  const double flat = kRoundMicros + flatPeers * perPeer(flatBytes);
+  const double several = (hostStep ? kHostStepMicros : 0) + rounds * (kRoundMicros + perPeer(roundBytes));
   return several < flat;
 }
 

@@ -10,8 +10,10 @@
 namespace alloy {
 
 // `variable` (auto|1|0, default auto) on a communicator that spans hosts: whether the schedule of
-// depth(members) rounds runs for `bytes`, its members being the hosts where the rails apply (every host
-// holds the same L > 1 ranks: the host steps first) and every rank otherwise. The same on every rank.
-bool fewerRoundsChosen(alloyComm_t comm, const char* variable, int (*depth)(int members), size_t bytes);
+// depth(members) rounds of roundBytes each runs instead of the flat round's messages of flatBytes
+// (round_cost.h), its members being the hosts where the rails apply (every host holds the same L > 1
+// ranks: the host steps first) and every rank otherwise. The same on every rank.
+bool fewerRoundsChosen(alloyComm_t comm, const char* variable, int (*depth)(int members), size_t flatBytes,
+                       size_t roundBytes);
 
 }  // namespace alloy

@@ -347,5 +347,23 @@ TEST_F(ReduceScatter, SizesInPlaceUnaligned) {
   }
 }
 
+// Recursive doubling between hosts for small reduce-scatters (the whole buffer as an allreduce, then this
+// rank's part), forced at any host count: every datatype with sum and max, whole buffers up to the
+// one-shot limit (at most 256 KiB), in place and unaligned. avg keeps the flat schedule.
+TEST_F(ReduceScatter, RecursiveDoublingBetweenHosts) {
+  if (!comm->topology.spansHosts()) GTEST_SKIP() << "the communicator does not span hosts (set ALLOY_HOSTID per rank)";
+  ScopedEnv force("ALLOY_REDUCE_SCATTER_DOUBLING", 1);
+  const size_t limit = std::min(alloy::allreduceOneShotMaxBytes(nranks), size_t{256} << 10);  // kept quick
+  uint64_t tag = 0;
+  for (alloyDataType_t type : kAllTypes)
+    for (alloyRedOp_t op : {alloySum, alloyMax})
+      for (size_t count : {size_t{1}, size_t{7}, size_t{1001}}) run(Coll::ReduceScatter, {count, type, op}, ++tag);
+  run(Coll::ReduceScatter, {limit / (4 * nranks), alloyFloat32, alloySum}, ++tag);
+  run(Coll::ReduceScatter, {1001, alloyFloat32, alloySum, 0, 0, true}, ++tag);
+  run(Coll::ReduceScatter, {3001, alloyInt8, alloyProd, 1, 3}, ++tag);
+  run(Coll::ReduceScatter, {1001, alloyFloat16, alloyMin, 2, 0, true}, ++tag);
+  run(Coll::ReduceScatter, {1001, alloyFloat64, alloyAvg, 8, 24}, ++tag);
+}
+
 }  // namespace
 }  // namespace alloytest

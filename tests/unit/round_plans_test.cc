@@ -181,13 +181,24 @@ TEST(DoublingPlan, DepthIsTheLongestMembersRounds) {
 // the flat round up to a few dozen hosts; hosts of 8 GPUs, whose host step removes 7 peers per rank from
 // the network round, take doubling from 2 hosts; the layouts of one GPU machine stay flat at small sizes.
 TEST(RoundCost, DoublingPaysWhereTheFlatRoundServesManyPeers) {
-  EXPECT_FALSE(alloy::fewerRoundsPay(1, alloy::doublingDepth(2), false, 8));         // 2 hosts x 1
-  EXPECT_FALSE(alloy::fewerRoundsPay(3, alloy::doublingDepth(4), false, 4096));      // 4 hosts x 1
-  EXPECT_FALSE(alloy::fewerRoundsPay(2, alloy::doublingDepth(2), true, 8));          // 2 hosts x 2
-  EXPECT_FALSE(alloy::fewerRoundsPay(15, alloy::doublingDepth(16), false, 8));       // 16 hosts x 1
-  EXPECT_TRUE(alloy::fewerRoundsPay(31, alloy::doublingDepth(32), false, 4096));     // 32 hosts x 1
-  EXPECT_TRUE(alloy::fewerRoundsPay(8, alloy::doublingDepth(2), true, 8));           // 2 hosts x 8
-  EXPECT_TRUE(alloy::fewerRoundsPay(1016, alloy::doublingDepth(128), true, 65536));  // 128 hosts x 8
+  EXPECT_FALSE(alloy::fewerRoundsPay(1, 8, alloy::doublingDepth(2), 8, false));  // 2 hosts x 1
+  EXPECT_FALSE(alloy::fewerRoundsPay(3, 4096, alloy::doublingDepth(4), 4096, false));  // 4 hosts x 1
+  EXPECT_FALSE(alloy::fewerRoundsPay(2, 8, alloy::doublingDepth(2), 8, true));  // 2 hosts x 2
+  EXPECT_FALSE(alloy::fewerRoundsPay(15, 8, alloy::doublingDepth(16), 8, false));  // 16 hosts x 1
+  EXPECT_TRUE(alloy::fewerRoundsPay(31, 4096, alloy::doublingDepth(32), 4096, false));  // 32 hosts x 1
+  EXPECT_TRUE(alloy::fewerRoundsPay(8, 8, alloy::doublingDepth(2), 8, true));  // 2 hosts x 8
+  EXPECT_TRUE(alloy::fewerRoundsPay(1016, 65536, alloy::doublingDepth(128), 65536, true));  // 128 hosts x 8
+}
+
+// A reduce-scatter's flat round sends each peer one part (1/n of the buffer); doubling, run as an allreduce,
+// passes the whole buffer each round: it pays at many hosts for small buffers only.
+TEST(RoundCost, ReduceScatterDoublingPaysForSmallBuffersAtManyHosts) {
+  auto rule = [](int hosts, size_t whole) {
+    return alloy::fewerRoundsPay(hosts - 1, whole / hosts, alloy::doublingDepth(hosts), whole, false);
+  };
+  EXPECT_FALSE(rule(4, 4096));        // 4 hosts x 1: 49 us flat, 75 us doubling
+  EXPECT_TRUE(rule(32, 4096));        // 32 hosts x 1: 217 us flat, 187 us doubling
+  EXPECT_FALSE(rule(32, 256 << 10));  // 32 hosts x 1: 300 us flat, 617 us doubling
 }
 
 TEST(BinomialPlan, EveryMemberReceivesOnceFromAHolderWithinTheDepth) {
@@ -225,10 +236,10 @@ TEST(BinomialPlan, EveryMemberReceivesOnceFromAHolderWithinTheDepth) {
 }
 
 TEST(RoundCost, TreePaysForSmallBroadcastsBetweenManyHosts) {
-  EXPECT_FALSE(alloy::fewerRoundsPay(1, alloy::binomialDepth(2), false, 8));         // 2 hosts x 1
-  EXPECT_FALSE(alloy::fewerRoundsPay(3, alloy::binomialDepth(4), false, 8));         // 4 hosts x 1
-  EXPECT_TRUE(alloy::fewerRoundsPay(127, alloy::binomialDepth(128), false, 4096));   // 128 hosts x 1
-  EXPECT_TRUE(alloy::fewerRoundsPay(1016, alloy::binomialDepth(128), true, 4096));   // 128 hosts x 8
+  EXPECT_FALSE(alloy::fewerRoundsPay(1, 8, alloy::binomialDepth(2), 8, false));  // 2 hosts x 1
+  EXPECT_FALSE(alloy::fewerRoundsPay(3, 8, alloy::binomialDepth(4), 8, false));  // 4 hosts x 1
+  EXPECT_TRUE(alloy::fewerRoundsPay(127, 4096, alloy::binomialDepth(128), 4096, false));  // 128 hosts x 1
+  EXPECT_TRUE(alloy::fewerRoundsPay(1016, 4096, alloy::binomialDepth(128), 4096, true));  // 128 hosts x 8
 }
 
 }  // namespace

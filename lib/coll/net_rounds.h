@@ -11,14 +11,9 @@
 
 #include "net_channel.h"
 #include "p2p_kernel.h"
+#include "staged_copy.h"
 
 namespace alloy {
-
-struct StagedCopy {
-  void* dst;
-  const void* src;
-  size_t bytes;
-};
 
 struct NetRound {
   net::NetOperation operation;

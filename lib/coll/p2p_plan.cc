@@ -33,9 +33,11 @@ alloyResult_t appendTask(P2pLaunch* launch, int kind, int peer, const std::vecto
 }
 
 // Whether this host's part of a launch only copies this rank's own blocks (no peer on this host takes
-// part: one rank per host), which the copy engine does without taking SMs from the application (or, with
-// ranks sharing a GPU, a time slice from the other ranks). Not where the operation handshake runs: a
-// skipped operation must move no byte, and only the kernel sees the verdict (lib/core/handshake.h).
+// part: one rank per host), which cudaMemcpyAsync does without a kernel of ours. (A copy within one
+// device still runs on the compute engine: with ranks sharing a GPU it waits for a time slice as a
+// kernel would, 275 us per round on one H200 at any size and with every copy API tried.) Not where the
+// operation handshake runs: a skipped operation must move no byte, and only the kernel sees the verdict
+// (lib/core/handshake.h).
 bool copiesOnly(const P2pLaunch& launch) {
   return launch.numTasks == 1 && launch.tasks[0].kind == kP2pCopy && !launch.comm.handshake;
 }
@@ -120,8 +122,7 @@ alloyResult_t P2pPlan::launch(cudaStream_t stream, const char* function) {
     net::NetChannel* channel = comm_->net.get();
     const auto bell = [&](size_t r) { return channel->doorbellForDevice(net::NetChannel::boxOf(r)); };
     const auto ring = [&](size_t r) -> alloyResult_t {
-      for (const StagedCopy& c : rounds_[r].stageIn)
-        ALLOY_CUDA_TRY(cudaMemcpyAsync(c.dst, c.src, c.bytes, cudaMemcpyDefault, stream));
+      for (const StagedCopy& c : rounds_[r].stageIn) ALLOY_TRY(enqueueStagedCopy(c, stream));
       uint32_t id = 0;
       ALLOY_TRY(channel->addOperation(std::move(rounds_[r].operation), captured, &id));
       return streamWriteWord(stream, bell(r), id + 1, function);
@@ -132,8 +133,7 @@ alloyResult_t P2pPlan::launch(cudaStream_t stream, const char* function) {
     for (size_t r = 0; r < rounds_.size(); ++r) {
       if (r + 1 < rounds_.size()) ALLOY_TRY(ring(r + 1));
       ALLOY_TRY(streamWaitWordEquals(stream, bell(r), 0, function));
-      for (const StagedCopy& c : rounds_[r].stageOut)
-        ALLOY_CUDA_TRY(cudaMemcpyAsync(c.dst, c.src, c.bytes, cudaMemcpyDefault, stream));
+      for (const StagedCopy& c : rounds_[r].stageOut) ALLOY_TRY(enqueueStagedCopy(c, stream));
     }
     return alloySuccess;
   });

@@ -129,6 +129,7 @@ void fillEngineSettings(int nranks, EndpointBlob* blob) {
   blob->netSlots = static_cast<uint32_t>(n.slots);
   blob->netSlotBytes = n.slotBytes;
   blob->netStagingBytes = net::netStagingBudget();
+  blob->netEagerBytes = n.eagerBytes;
 }
 
 // Every rank holds every blob, so every rank reaches the same verdict without another collective step.
@@ -148,6 +149,7 @@ alloyResult_t checkEngineSettingsAgree(const std::vector<EndpointBlob>& blobs) {
       {"ALLOY_NET_SLOTS", true, [](const EndpointBlob& b) -> uint64_t { return b.netSlots; }},
       {"ALLOY_NET_SLOT_BYTES", true, [](const EndpointBlob& b) -> uint64_t { return b.netSlotBytes; }},
       {"ALLOY_NET_STAGING_BYTES", true, [](const EndpointBlob& b) -> uint64_t { return b.netStagingBytes; }},
+      {"ALLOY_NET_EAGER_BYTES", true, [](const EndpointBlob& b) -> uint64_t { return b.netEagerBytes; }},
   };
   // The first rank of each rank's host, in one pass (a search per rank would be R^2 steps at R ranks).
   std::vector<size_t> firstOfHost(blobs.size());

@@ -40,11 +40,13 @@ struct EndpointBlob {
   uint32_t engineSlots;
   uint64_t engineSlotBytes;
   uint64_t engineLowLatencyMaxBytes;
-  // The network's staging geometry (ALLOY_NET_SLOTS, ALLOY_NET_SLOT_BYTES) and budget
-  // (ALLOY_NET_STAGING_BYTES), compared across all ranks: they decide the capacity every rank must agree on.
+  // The network's staging geometry (ALLOY_NET_SLOTS, ALLOY_NET_SLOT_BYTES, ALLOY_NET_EAGER_BYTES) and
+  // budget (ALLOY_NET_STAGING_BYTES), compared across all ranks: they decide the capacity and the eager
+  // slots every rank must agree on.
   uint32_t netSlots;
   uint64_t netSlotBytes;
   uint64_t netStagingBytes;
+  uint64_t netEagerBytes;
   // Between hosts (communicators that span hosts, GPU ranks only; 0 bytes otherwise): the transport's
   // address and the packed key of this rank's staging region (lib/net/net_channel.h), both opaque here.
   uint32_t netAddressBytes;

@@ -23,7 +23,10 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-constexpr size_t kLine = 64;  // a control line per peer: its ready word, then its header word
+// A control line per peer: its ready word, its header word, then the header words of its eager slots.
+constexpr size_t kLine = 64;
+constexpr size_t kEagerHeadersAt = 2 * sizeof(uint64_t);
+static_assert(kEagerHeadersAt + kNetEagerSlots * sizeof(uint64_t) <= kLine, "a control line holds every header");
 constexpr size_t kPage = 4096;
 // How long drain() keeps progressing before it gives up on operations in flight.
 constexpr auto kDrainTimeout = std::chrono::seconds(30);
@@ -96,9 +99,9 @@ struct NetChannel::Region {
   }
 };
 
-// Where the send of the operation in hand to one peer stands. Small sends go AwaitReady -> PutSignalling
-// -> Completing (one message carries data and header); others AwaitReady -> Putting -> Flushing ->
-// Signalling.
+// Where the send of the operation in hand to one peer stands. Eager sends go AwaitReady (a free eager
+// slot) -> PutSignalling -> Completing (one message carries data and header); others AwaitReady (the
+// peer's inbox) -> Putting -> Flushing -> Signalling.
 enum class SendState { Idle, AwaitReady, PutSignalling, Completing, Putting, Flushing, Signalling };
 
 // Tests the request a send waits for (its putSignal or its flush); once it completed, the send moves on
@@ -148,8 +151,7 @@ alloyResult_t NetChannel::prepare(const NetChannelConfig& config, std::unique_pt
   std::unique_ptr<NetChannel> c(new NetChannel());
   c->config_ = config;
   c->transport_ = std::move(transport);
-  c->eagerBytes_ = std::min(static_cast<size_t>(envInt("ALLOY_NET_EAGER_BYTES", 64 << 10, 0, 1 << 30)),
-                            c->transport_->maxPutSignalBytes());
+  c->eagerBytes_ = std::min(config.geometry.eagerSlotBytes(), c->transport_->maxPutSignalBytes());
   c->peerIndex_.assign(config.nranks, -1);
   // Each peer's staging layout counts the ranks on other hosts than the peer's: this rank's place among
   // them is the ranks before it, less those on the peer's host; their number, all ranks less the peer's
@@ -170,7 +172,7 @@ alloyResult_t NetChannel::prepare(const NetChannelConfig& config, std::unique_pt
     c->peers_.push_back(std::move(p));
   }
   const size_t remote = c->peers_.size();
-  ALLOY_TRY(Region::allocate(config.cudaDevice, c->inboxOffset(remote, 0, kBoxes), &c->staging_));
+  ALLOY_TRY(Region::allocate(config.cudaDevice, c->eagerOffset(remote, remote, 0), &c->staging_));
   ALLOY_TRY(Region::allocate(config.cudaDevice, std::max<size_t>(c->outboxOffset(0, kBoxes), 1), &c->outbox_));
   ALLOY_TRY(Region::allocate(config.cudaDevice, kBoxes * kBellStride * sizeof(uint32_t), &c->bell_));
   ALLOY_TRY(c->staging_->registerWith(c->transport_.get(), key));
@@ -212,12 +214,19 @@ NetChannel::~NetChannel() {
 }
 
 // Staging layout of a rank with `remote` ranks on other hosts (peers write into it): a control line per
-// remote rank, then the inboxes, page-aligned, box by box. A sender addresses the receiver's staging
-// with the receiver's count, which differs from its own where hosts hold different numbers of ranks.
+// remote rank, then the inboxes, page-aligned, box by box, then the eager slots, peer by peer. A sender
+// addresses the receiver's staging with the receiver's count, which differs from its own where hosts
+// hold different numbers of ranks.
 size_t NetChannel::readyOffset(size_t peer) const { return peer * kLine; }
 size_t NetChannel::headerOffset(size_t peer) const { return peer * kLine + sizeof(uint64_t); }
+size_t NetChannel::eagerHeaderOffset(size_t peer, size_t slot) const {
+  return peer * kLine + kEagerHeadersAt + slot * sizeof(uint64_t);
+}
 size_t NetChannel::inboxOffset(size_t remote, size_t peer, int box) const {
   return roundUp(remote * kLine, kPage) + (static_cast<size_t>(box) * remote + peer) * config_.geometry.capacity();
+}
+size_t NetChannel::eagerOffset(size_t remote, size_t peer, size_t slot) const {
+  return inboxOffset(remote, 0, kBoxes) + (peer * kNetEagerSlots + slot) * config_.geometry.eagerSlotBytes();
 }
 size_t NetChannel::outboxOffset(size_t peer, int box) const {
   return (static_cast<size_t>(box) * peers_.size() + peer) * config_.geometry.capacity();
@@ -353,33 +362,43 @@ void NetChannel::finish() {
   __atomic_store_n(const_cast<uint32_t*>(doorbell(currentBox_)), 0u, __ATOMIC_RELEASE);
 }
 
-// Sending to p: once p is ready for this operation, a transfer of up to eagerBytes_ goes as one
-// putSignal (data and header in one message: no flush round trip). A larger one is put in chunks of
-// slotBytes, the connection flushed, and only then the header signalled. The completed flush is what orders the header after the
-// data (Transport::signal orders nothing): UCX 1.22 stripes puts over several tcp lanes (lo and eth0)
-// and sends the signal's atomic on another, and without the flush receivers saw the header first and
-// read stale bytes (4 virtual hosts over tcp, one H100). The flush costs one round trip per operation. Puts
-// go without requests, so that no window, however many chunks, fills the connection's table of
-// observed operations: the flush's completion covers them.
+// Sending to p: a transfer of up to eagerBytes_ goes as one putSignal (data and header in one message:
+// no flush round trip) into p's eager slot of operation m (m modulo kNetEagerSlots) without waiting for
+// p to reach m. The slot was last used by operation m - kNetEagerSlots, which p copied out before it
+// started any later operation, and a "ready" for m - kNetEagerSlots + 1 or later says that it did. So
+// a sender runs up to kNetEagerSlots small operations ahead of its receiver, as a broadcast's root or a
+// reduce's leaves do. A larger transfer waits for p to be ready for m (its inbox is then free), is put
+// in chunks of slotBytes, the connection flushed, and only then the header signalled. The completed
+// flush is what orders the header after the data (Transport::signal orders nothing): UCX 1.22 stripes
+// puts over several tcp lanes (lo and eth0) and sends the signal's atomic on another, and without the
+// flush receivers saw the header first and read stale bytes (4 virtual hosts over tcp, one H100). The
+// flush costs one round trip per operation. Puts go without requests, so that no window, however many
+// chunks, fills the connection's table of observed operations: the flush's completion covers them.
 alloyResult_t NetChannel::advanceSend(Peer& p, bool* moved) {
   switch (p.send) {
     case SendState::Idle:
       return alloySuccess;
-    case SendState::AwaitReady:
-      if (loadWord(staging_->base + readyOffset(p.index)) < p.sendOps) return alloySuccess;
-      *moved = true;
+    case SendState::AwaitReady: {
+      // p is ready for operation `ready`: it copied out every eager slot of the operations before.
+      const uint64_t ready = loadWord(staging_->base + readyOffset(p.index));
       if (p.sendBytes > eagerBytes_) {
+        if (ready < p.sendOps) return alloySuccess;
+        *moved = true;
         p.send = SendState::Putting;
         return advanceSend(p, moved);
       }
+      // Before the first "ready", every slot is free: operations 1 .. kNetEagerSlots may go.
+      if (std::max<uint64_t>(ready, 1) + kNetEagerSlots <= p.sendOps) return alloySuccess;
+      *moved = true;
       p.send = SendState::PutSignalling;
+    }
       [[fallthrough]];
     case SendState::PutSignalling: {
+      const size_t slot = p.sendOps % kNetEagerSlots;
       const alloyResult_t r = transport_->putSignal(p.connection, outbox_->base + outboxOffset(p.index, currentBox_),
-                                                    p.sendBytes, p.key,
-                                                    inboxOffset(p.remoteThere, p.mineThere, currentBox_),
-                                                    headerOffset(p.mineThere), transferHeader(p.sendOps, p.sendBytes),
-                                                    &p.pending);
+                                                    p.sendBytes, p.key, eagerOffset(p.remoteThere, p.mineThere, slot),
+                                                    eagerHeaderOffset(p.mineThere, slot),
+                                                    transferHeader(p.sendOps, p.sendBytes), &p.pending);
       if (r == alloyInProgress) return alloySuccess;
       ALLOY_TRY(r);
       p.send = SendState::Completing;
@@ -423,8 +442,11 @@ alloyResult_t NetChannel::advanceSend(Peer& p, bool* moved) {
   return alloySuccess;
 }
 
-// Receiving from p: tells p this rank is ready (its inbox for p is free), then waits for the header of
-// this operation and checks the byte count.
+// Receiving from p: tells p this rank is ready (its inbox for p is free, and every eager slot of the
+// operations before), then waits for the header of this operation, in p's eager slot of it or after the
+// inbox (the sender chooses by its byte count, and both are watched, so that counts that differ fail
+// instead of waiting for the timeout), and checks the byte count. Eager bytes are copied from the slot
+// into the inbox, where the stream takes them from.
 alloyResult_t NetChannel::advanceRecv(Peer& p, bool* moved) {
   if (p.recvBytes == 0) return alloySuccess;
   if (p.readyPending) {
@@ -434,13 +456,19 @@ alloyResult_t NetChannel::advanceRecv(Peer& p, bool* moved) {
     p.readyPending = false;
     *moved = true;
   }
-  const uint64_t header = loadWord(staging_->base + headerOffset(p.index));
-  if (header >> 32 != (p.recvOps & 0xffffffffull)) return alloySuccess;
+  const size_t slot = p.recvOps % kNetEagerSlots;
+  const uint64_t sequence = p.recvOps & 0xffffffffull;
+  const bool eager = loadWord(staging_->base + eagerHeaderOffset(p.index, slot)) >> 32 == sequence;
+  const uint64_t header = loadWord(staging_->base + (eager ? eagerHeaderOffset(p.index, slot) : headerOffset(p.index)));
+  if (header >> 32 != sequence) return alloySuccess;
   if ((header & 0xffffffffull) != p.recvBytes)
     return fail(alloyRemoteError,
                 "%s: rank %d sent %llu bytes where rank %d receives %zu from it; sizes must match on both sides",
                 operationName(current_->operation), p.rank, static_cast<unsigned long long>(header & 0xffffffffull),
                 config_.rank, p.recvBytes);
+  if (eager)
+    std::memcpy(staging_->base + inboxOffset(peers_.size(), p.index, currentBox_),
+                staging_->base + eagerOffset(peers_.size(), p.index, slot), p.recvBytes);
   p.recvBytes = 0;
   *moved = true;
   return alloySuccess;
@@ -529,19 +557,22 @@ void NetChannel::logStallDetail() const {
   }
   logWarn("rank %d: stall detail: doorbells%s; the last operations served (id, found rung, finished):%s",
           config_.rank, bells.c_str(), recent.c_str());
-  static const char* const kSendStates[] = {"idle", "awaiting ready", "put+signalling", "completing", "putting",
-                                            "flushing", "signalling"};
+  static const char* const kSendStates[] = {"idle", "awaiting ready or an eager slot", "put+signalling",
+                                            "completing", "putting", "flushing", "signalling"};
   static_assert(sizeof(kSendStates) / sizeof(kSendStates[0]) == static_cast<size_t>(SendState::Signalling) + 1,
                 "a name for every SendState, in its order");
   for (const auto& p : peers_) {
     const uint64_t ready = loadWord(staging_->base + readyOffset(p->index));
     const uint64_t header = loadWord(staging_->base + headerOffset(p->index));
-    logWarn("rank %d: stall detail at %s, peer %d: send #%llu %s (ready word %llu); receive #%llu %s (header #%llu, %llu "
-            "bytes); transport: %s", config_.rank, timeOfDay().c_str(), p->rank, static_cast<unsigned long long>(p->sendOps),
-            kSendStates[static_cast<int>(p->send)], static_cast<unsigned long long>(ready),
-            static_cast<unsigned long long>(p->recvOps), p->recvBytes != 0 ? "waiting" : "done",
-            static_cast<unsigned long long>(header >> 32), static_cast<unsigned long long>(header & 0xffffffffull),
-            transport_->describeTraffic(p->connection).c_str());
+    const size_t slot = p->recvOps % kNetEagerSlots;
+    const uint64_t eager = loadWord(staging_->base + eagerHeaderOffset(p->index, slot));
+    logWarn("rank %d: stall detail at %s, peer %d: send #%llu %s (ready word %llu); receive #%llu %s (header #%llu, "
+            "%llu bytes; eager slot %zu: #%llu, %llu bytes); transport: %s", config_.rank, timeOfDay().c_str(), p->rank,
+            static_cast<unsigned long long>(p->sendOps), kSendStates[static_cast<int>(p->send)],
+            static_cast<unsigned long long>(ready), static_cast<unsigned long long>(p->recvOps),
+            p->recvBytes != 0 ? "waiting" : "done", static_cast<unsigned long long>(header >> 32),
+            static_cast<unsigned long long>(header & 0xffffffffull), slot, static_cast<unsigned long long>(eager >> 32),
+            static_cast<unsigned long long>(eager & 0xffffffffull), transport_->describeTraffic(p->connection).c_str());
   }
 }
 

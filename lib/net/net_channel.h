@@ -21,8 +21,12 @@
 // The protocol, per ordered pair of ranks on different hosts, counting the operations in which the pair
 // exchanges bytes in that direction: the receiver, once its doorbell rings (its inbox for the sender is
 // then free), signals "ready for operation n" into the sender's control line; the sender puts its bytes
-// into the receiver's inbox, in chunks of slotBytes, and then signals the header: n and the byte count
-// (a small transfer goes as one putSignal message that carries both).
+// into the receiver's inbox, in chunks of slotBytes, and then signals the header: n and the byte count.
+// A small transfer (up to the geometry's eagerSlotBytes()) does not wait for "ready": it goes as one
+// putSignal message that carries data and header into the receiver's eager slot n % kNetEagerSlots,
+// free once the receiver was ready for operation n - kNetEagerSlots + 1, and the receiver's proxy
+// copies it into the inbox when operation n starts there. So a sender runs up to kNetEagerSlots small
+// operations ahead of a late receiver.
 // The receiver checks both, so sizes that disagree fail naming the sender instead of corrupting the
 // next operation.
 //
@@ -131,7 +135,7 @@ class NetChannel {
   // What the channel holds, as allocated: docs/architecture.md, "Memory per rank", has it as formulas,
   // which tests/net/net_scale_test.cc checks against this.
   struct Footprint {
-    size_t inboxRegionBytes;   // registered, written by peers: the control lines, then the inboxes
+    size_t inboxRegionBytes;   // registered, written by peers: the control lines, the inboxes, the eager slots
     size_t outboxRegionBytes;  // registered: the outboxes
     size_t doorbellBytes;
     size_t connections;  // one per rank on another host
@@ -143,10 +147,13 @@ class NetChannel {
   struct Region;
   NetChannel() = default;
   // Byte offsets in the staging region of a rank with `remote` ranks on other hosts: the control line
-  // (ready word, header word) and the inbox of its remote peer number `peer`.
+  // (ready word, header word, eager slots' header words), the inbox and the eager slots of its remote
+  // peer number `peer`.
   size_t readyOffset(size_t peer) const;
   size_t headerOffset(size_t peer) const;
+  size_t eagerHeaderOffset(size_t peer, size_t slot) const;
   size_t inboxOffset(size_t remote, size_t peer, int box) const;
+  size_t eagerOffset(size_t remote, size_t peer, size_t slot) const;
   size_t outboxOffset(size_t peer, int box) const;
   // The box whose operation is to start next (a rung doorbell; of two, the earlier round), or -1.
   int nextBox();
@@ -164,7 +171,9 @@ class NetChannel {
 
   NetChannelConfig config_;
   std::unique_ptr<Transport> transport_;
-  size_t eagerBytes_ = 0;  // sends of up to this many bytes go as one putSignal (ALLOY_NET_EAGER_BYTES)
+  // Sends of up to this many bytes go as one putSignal into an eager slot: the geometry's
+  // eagerSlotBytes(), within what the transport takes.
+  size_t eagerBytes_ = 0;
   std::vector<std::unique_ptr<Peer>> peers_;  // ranks on other hosts, ascending
   std::vector<int> peerIndex_;                // by communicator rank: index into peers_, or -1
   std::unique_ptr<Region> staging_;  // registered: control lines, inboxes

@@ -24,6 +24,7 @@ NetGeometry netGeometry() {
   g.slots = static_cast<int>(envInt("ALLOY_NET_SLOTS", 4, 1, 64));
   g.slotBytes = static_cast<size_t>(envInt("ALLOY_NET_SLOT_BYTES", 1 << 20, kNetPageBytes, 1 << 26)) &
                 ~(kNetPageBytes - 1);
+  g.eagerBytes = static_cast<size_t>(envInt("ALLOY_NET_EAGER_BYTES", kNetDefaultEagerBytes, 0, 1 << 30));
   return g;
 }
 
@@ -54,7 +55,7 @@ NetGeometry fitNetGeometry(const std::vector<uint64_t>& hostOf, NetGeometry most
   const size_t slots = (capacity + most.slotBytes - 1) / most.slotBytes, pages = capacity / kNetPageBytes;
   size_t chunkPages = pages / slots;
   if (slots * chunkPages * kNetPageBytes < least) chunkPages = (pages + slots - 1) / slots;
-  return NetGeometry{static_cast<int>(slots), chunkPages * kNetPageBytes};
+  return NetGeometry{static_cast<int>(slots), chunkPages * kNetPageBytes, most.eagerBytes};
 }
 
 NetGeometry netGeometry(const std::vector<uint64_t>& hostOf, bool log) {

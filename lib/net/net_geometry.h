@@ -11,13 +11,27 @@
 namespace alloy {
 namespace net {
 
-// Per rank on another host and direction, `slots` chunks of `slotBytes`. Sender and receiver cut a
-// transfer into rounds of capacity() bytes and a sender addresses the receiver's inboxes by it, so it
-// must be the same on every rank of a communicator.
+// Eager slots per rank on another host: a sender may run this many small transfers ahead of its
+// receiver (net_channel.h).
+constexpr int kNetEagerSlots = 4;
+// ALLOY_NET_EAGER_BYTES's default.
+constexpr size_t kNetDefaultEagerBytes = 64 << 10;
+
+// Per rank on another host and direction, `slots` chunks of `slotBytes`, and kNetEagerSlots eager slots
+// of eagerSlotBytes(). Sender and receiver cut a transfer into rounds of capacity() bytes and a sender
+// addresses the receiver's inboxes and eager slots by them, so they must be the same on every rank of a
+// communicator.
 struct NetGeometry {
   int slots;
   size_t slotBytes;
+  size_t eagerBytes = kNetDefaultEagerBytes;  // ALLOY_NET_EAGER_BYTES: the most an eager slot holds
   size_t capacity() const { return static_cast<size_t>(slots) * slotBytes; }
+  // eagerBytes, but at most a quarter of the capacity, so that the slots never take more memory than
+  // the inboxes; whole cache lines. 0: no eager slots.
+  size_t eagerSlotBytes() const {
+    const size_t quarter = capacity() / kNetEagerSlots;
+    return (eagerBytes < quarter ? eagerBytes : quarter) / 64 * 64;
+  }
 };
 
 // Granularity of slotBytes.

@@ -508,6 +508,39 @@ TEST_F(NetChannelTest, RunsAhead) {
   ASSERT_NO_FATAL_FAILURE(runTransfer(t, 0));
 }
 
+// Small sends do not wait for their receiver. Rank 0 sends kNetEagerSlots small transfers to rank 1
+// before rank 1 starts any (rank 1 waits for rank 0's word that they completed): each goes into an
+// eager slot of rank 1's. The next one reuses the first slot, so it waits until rank 1 has copied that
+// out, which rank 1 does only after a pause. Rank 1 then receives all of them, each intact.
+TEST_F(NetChannelTest, SmallSendsRunAheadOfALateReceiver) {
+  constexpr auto kPause = std::chrono::milliseconds(1000);
+  constexpr uint64_t kAhead = alloy::net::kNetEagerSlots;
+  ASSERT_NO_FATAL_FAILURE(open(kSmall));
+  if (rank > 1) return;
+  const int peer = 1 - rank;
+  ASSERT_GT(geometry.eagerSlotBytes(), 0u);
+  Traffic t(seed, rank, nranks);
+  t.add(rank == 0, peer, 1 + pairDraw(seed, 0, 0, 1) % geometry.eagerSlotBytes());
+  constexpr int kTag = 78;
+  int ahead = 1;  // rank 0's word: whether its transfers ahead of rank 1 completed
+  if (rank == 0) {
+    for (uint64_t n = 0; n < kAhead && ahead; ++n) {
+      runTransfer(t, n);
+      ahead = !HasFatalFailure();
+    }
+    const auto told = Clock::now();
+    MPI_Send(&ahead, 1, MPI_INT, 1, kTag, MPI_COMM_WORLD);
+    ASSERT_TRUE(ahead) << "an eager send waited for its receiver";
+    runTransfer(t, kAhead);
+    EXPECT_GE(Clock::now() - told, kPause) << "a send reused an eager slot that its receiver had not copied out";
+    return;
+  }
+  MPI_Recv(&ahead, 1, MPI_INT, 0, kTag, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+  if (!ahead) return;
+  std::this_thread::sleep_for(kPause);
+  for (uint64_t n = 0; n <= kAhead; ++n) ASSERT_NO_FATAL_FAILURE(runTransfer(t, n));
+}
+
 // Sizes that disagree in one operation: rank 1 sends `sent` bytes to rank 0, which expects `expected`,
 // both in the geometry's terms. They span as many rounds on both sides and differ in the last one.
 struct Bytes {

@@ -128,7 +128,9 @@ TEST_F(NetScaleTest, FootprintMatchesTheFormulas) {
   const NetChannel::Footprint f = channel->footprint();
   EXPECT_EQ(remote, f.connections) << "rank " << rank;
   EXPECT_EQ(2 * remote * c, f.outboxRegionBytes) << "rank " << rank;
-  EXPECT_EQ(roundUp(kControlLineBytes * remote, kPage) + 2 * remote * c, f.inboxRegionBytes) << "rank " << rank;
+  const size_t eagerSlots = alloy::net::kNetEagerSlots * remote * geometry.eagerSlotBytes();
+  EXPECT_EQ(roundUp(kControlLineBytes * remote, kPage) + 2 * remote * c + eagerSlots, f.inboxRegionBytes)
+      << "rank " << rank;
   EXPECT_EQ(kPage, f.doorbellBytes) << "rank " << rank;
 
   // The budget holds for the rank with the most ranks elsewhere, unless the floor stops the shrinking,

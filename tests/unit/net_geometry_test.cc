@@ -36,6 +36,7 @@ std::vector<uint64_t> evenHosts(int hosts, int perHost) {
 void expectGeometry(NetGeometry expected, NetGeometry actual) {
   EXPECT_EQ(expected.slots, actual.slots);
   EXPECT_EQ(expected.slotBytes, actual.slotBytes);
+  EXPECT_EQ(expected.eagerBytes, actual.eagerBytes);
 }
 
 // Sets an environment variable for one scope, and restores what was there.
@@ -167,6 +168,32 @@ TEST(NetGeometry, PropertiesHoldOverManyJobs) {
       continue;
     }
     ASSERT_LT(allowed - g.capacity(), slack + kNetPageBytes) << where;
+  }
+}
+
+// The eager slots: ALLOY_NET_EAGER_BYTES, at most a quarter of the capacity (so that the 4 slots never
+// take more than one box's inbox), in whole cache lines; fitNetGeometry keeps the value asked for, and
+// the slots shrink with the capacity.
+TEST(NetGeometry, EagerSlotsFollowTheCapacity) {
+  EXPECT_EQ(4, alloy::net::kNetEagerSlots);
+  EXPECT_EQ(64 * 1024u, kDefault.eagerSlotBytes());  // 4 MiB rounds: the 64 KiB asked for
+  EXPECT_EQ(16 * 1024u, (NetGeometry{1, kNetFloorBytes}.eagerSlotBytes()));  // at the floor: a quarter
+  EXPECT_EQ(4096u, (NetGeometry{4, 4096}.eagerSlotBytes()));
+  EXPECT_EQ(0u, (NetGeometry{4, kMiB, 0}.eagerSlotBytes()));      // ALLOY_NET_EAGER_BYTES=0: none
+  EXPECT_EQ(64u, (NetGeometry{4, kMiB, 100}.eagerSlotBytes()));   // whole cache lines
+  EXPECT_EQ(0u, (NetGeometry{4, kMiB, 63}.eagerSlotBytes()));
+  const NetGeometry asked{4, kMiB, 12345};
+  const NetGeometry at1024 = fitNetGeometry(evenHosts(128, 8), asked, kBudget);
+  EXPECT_EQ(12345u, at1024.eagerBytes);
+  EXPECT_EQ(12288u, at1024.eagerSlotBytes());
+  EXPECT_EQ(16 * 1024u, fitNetGeometry(evenHosts(128, 8), kDefault, kBudget).eagerSlotBytes());
+  {
+    ScopedEnv unset("ALLOY_NET_EAGER_BYTES", nullptr);
+    EXPECT_EQ(alloy::net::kNetDefaultEagerBytes, alloy::net::netGeometry().eagerBytes);
+  }
+  {
+    ScopedEnv set("ALLOY_NET_EAGER_BYTES", "0");
+    EXPECT_EQ(0u, alloy::net::netGeometry().eagerBytes);
   }
 }
 

@@ -17,5 +17,5 @@ done
 pair linear 256 d2h,bell
 pair linear 256 bell,h2d
 pair linear 256 d2h,h2d
-for bytes in 4096 1048576; do pair linear "$bytes" big-d2h,bell,d2d; done
+for bytes in 4096 262144; do pair linear "$bytes" big-d2h,bell,d2d; done
 pair linear 4096 d2d,bell

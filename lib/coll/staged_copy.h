@@ -21,8 +21,8 @@ struct StagedCopy {
 // processes on the GPU, 20 us at 1.5 KiB), and where ranks share a GPU a round that mixes both engines
 // waits for the other process's time slice. A copy of two rows (cudaMemcpy2DAsync) goes to a copy
 // engine at any size: below kRowsBelowBytes the bytes go as two rows, plus a two-row copy of the last
-// two bytes where the count is odd. docs/architecture.md, "Between hosts: the data path", has the
-// measurements.
+// two bytes where the count is odd. docs/architecture.md, "Copy engines for the staging copies", has the
+// measurements (tools/copy-engines reproduces them).
 alloyResult_t enqueueStagedCopy(const StagedCopy& c, cudaStream_t stream);
 
 constexpr size_t kRowsBelowBytes = 4096;

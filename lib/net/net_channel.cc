@@ -13,7 +13,6 @@
 #include <unordered_map>
 
 #include "device_comm.h"
-#include "env.h"
 #include "error.h"
 #include "log.h"
 
@@ -458,8 +457,9 @@ alloyResult_t NetChannel::advanceRecv(Peer& p, bool* moved) {
   }
   const size_t slot = p.recvOps % kNetEagerSlots;
   const uint64_t sequence = p.recvOps & 0xffffffffull;
-  const bool eager = loadWord(staging_->base + eagerHeaderOffset(p.index, slot)) >> 32 == sequence;
-  const uint64_t header = loadWord(staging_->base + (eager ? eagerHeaderOffset(p.index, slot) : headerOffset(p.index)));
+  const uint64_t inSlot = loadWord(staging_->base + eagerHeaderOffset(p.index, slot));
+  const bool eager = inSlot >> 32 == sequence;
+  const uint64_t header = eager ? inSlot : loadWord(staging_->base + headerOffset(p.index));
   if (header >> 32 != sequence) return alloySuccess;
   if ((header & 0xffffffffull) != p.recvBytes)
     return fail(alloyRemoteError,

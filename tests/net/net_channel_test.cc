@@ -598,6 +598,10 @@ INSTANTIATE_TEST_SUITE_P(Sizes, NetChannelMismatchTest,
                                            Mismatch{"TwoChunksForThree", {0, 2, 0}, {0, 3, 0}},
                                            Mismatch{"LongerLastChunk", {0, 2, 100}, {0, 2, 7}},
                                            Mismatch{"FullInboxForOneByte", {1, 0, 0}, {0, 0, 1}},
+                                           // An eager send where a large one is expected, and two eager
+                                           // ones that differ (4 KiB slots in this geometry).
+                                           Mismatch{"OneByteForAFullInbox", {0, 0, 1}, {1, 0, 0}},
+                                           Mismatch{"EagerSizesDiffer", {0, 0, 100}, {0, 0, 7}},
                                            Mismatch{"SecondRoundDiffers", {1, 3, 0}, {1, 1, 1}}),
                          paramName<Mismatch>);
 

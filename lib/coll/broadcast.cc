@@ -2,8 +2,10 @@
 // the network channel (and copies it into its own recvbuff unless in place). sendbuff matters on the
 // root only, as in NCCL. Between hosts that each hold L > 1 ranks, larger buffers go along the root's
 // rail first and then inside each host; small buffers between many hosts go down a binomial tree
-// (broadcastStaged, which runs every broadcast).
+// (broadcastStaged). Inside one host, buffers whose parts exceed the low-latency limit are scattered and
+// forwarded (broadcastScattered): the root's link carries the buffer once instead of once per peer.
 #include <algorithm>
+#include <string>
 #include <vector>
 
 #include "across_hosts.h"
@@ -12,8 +14,10 @@
 #include "binomial_plan.h"
 #include "comm.h"
 #include "datatype.h"
+#include "env.h"
 #include "error.h"
 #include "group_reduce.h"
+#include "local_transport.h"
 #include "p2p_plan.h"
 #include "schedule_choice.h"
 
@@ -83,6 +87,62 @@ bool broadcastTreeApplies(alloyComm_t comm, size_t bytes) {
   return fewerRoundsChosen(comm, "ALLOY_BROADCAST_TREE", binomialDepth, bytes, bytes);
 }
 
+// Part j of a broadcast of `bytes` scattered over the nranks - 1 ranks that are not the root.
+Part scatteredPart(size_t bytes, int nranks, int j) { return partOf(bytes, 1, nranks - 1, j); }
+
+// Whether a broadcast of `bytes` inside one host is scattered and forwarded: ALLOY_BROADCAST_FORWARD=1
+// wherever it can be (3 ranks or more, every part above the low-latency limit, which forwarding needs),
+// 0 never, auto (default) from 3 ranks on where every part exceeds the limit. The same on every rank.
+bool forwardApplies(alloyComm_t comm, size_t bytes) {
+  const std::string mode = envChoice("ALLOY_BROADCAST_FORWARD", "auto", {"auto", "0", "1"});
+  if (mode == "0" || comm->nranks < 3 || comm->topology.spansHosts()) return false;
+  const size_t limit = comm->local->lowLatencyMaxBytes();
+  for (int j = 0; j < comm->nranks - 1; ++j)
+    if (scatteredPart(bytes, comm->nranks, j).count <= limit) return false;
+  return true;
+}
+
+// Scatter and forward inside one host: the buffer is cut into nranks - 1 parts, the root sends part j to
+// the j-th other rank, which writes it into its recvbuff and passes it on to every other non-root rank
+// as it arrives (P2pPlan::addForward), all in one launch. The root sends the buffer once and every rank
+// receives it once (the root's part from the root, the others from their forwarders), where the flat push
+// sent it nranks - 1 times out of the root's link: on 4 x H100 that capped the flat broadcast at about
+// 120 GB/s, a third of the link. Each part is forwarded by the rank that received it, so the chunks stay
+// in the order the engine's rings need.
+alloyResult_t broadcastScattered(const void* sendbuff, void* recvbuff, size_t bytes, int root, alloyComm_t comm,
+                                 cudaStream_t stream, const char* fn) {
+  std::vector<int> others;  // the ranks that are not the root, in rank order: rank others[j] gets part j
+  for (int r = 0; r < comm->nranks; ++r)
+    if (r != root) others.push_back(r);
+  const int parts = static_cast<int>(others.size());
+  char* recv = static_cast<char*>(recvbuff);
+  P2pPlan plan(comm, kOpBroadcast);
+  if (comm->rank == root) {
+    const char* send = static_cast<const char*>(sendbuff);
+    for (int j = 0; j < parts; ++j) {
+      const Part p = scatteredPart(bytes, comm->nranks, j);
+      plan.addSend(others[j], send + p.first, p.count);
+    }
+    if (sendbuff != recvbuff) {
+      plan.addSend(root, sendbuff, bytes);
+      plan.addRecv(root, recvbuff, bytes);
+    }
+    return plan.launch(stream, fn);
+  }
+  const int mine = static_cast<int>(std::find(others.begin(), others.end(), comm->rank) - others.begin());
+  std::vector<int> onward;
+  for (int j = 0; j < parts; ++j) {
+    const Part p = scatteredPart(bytes, comm->nranks, j);
+    if (j != mine) {
+      plan.addRecv(others[j], recv + p.first, p.count);
+      onward.push_back(others[j]);
+    }
+  }
+  const Part p = scatteredPart(bytes, comm->nranks, mine);
+  plan.addForward(root, recv + p.first, p.count, onward);
+  return plan.launch(stream, fn);
+}
+
 }  // namespace
 
 extern "C" ALLOY_API alloyResult_t alloyBroadcast(const void* sendbuff, void* recvbuff, size_t count,
@@ -101,6 +161,7 @@ extern "C" ALLOY_API alloyResult_t alloyBroadcast(const void* sendbuff, void* re
   }
   ALLOY_TRY(checkDeviceBuffer(comm, recvbuff, bytes, fn, "recvbuff"));
   if (bytes == 0) return alloySuccess;
+  if (forwardApplies(comm, bytes)) return broadcastScattered(sendbuff, recvbuff, bytes, root, comm, stream, fn);
   bool tree = false, alongRails = false;
   if (comm->topology.spansHosts()) {
     // Above the size where allreduce stops sending whole buffers, the bytes saved between hosts are worth

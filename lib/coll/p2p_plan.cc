@@ -18,7 +18,7 @@ size_t totalBytes(const std::vector<P2pSegment>& segments) {
 }
 
 alloyResult_t appendTask(P2pLaunch* launch, int kind, int peer, const std::vector<P2pSegment>& segments,
-                         size_t lowLatencyMaxBytes, const char* function) {
+                         size_t lowLatencyMaxBytes, const char* function, unsigned targets = 0) {
   if (launch->numTasks == kMaxP2pTasks) return fail(alloyInternalError, "%s: task table full", function);
   int first = 0;
   for (int t = 0; t < launch->numTasks; ++t) first += launch->tasks[t].numSegments;
@@ -28,7 +28,7 @@ alloyResult_t appendTask(P2pLaunch* launch, int kind, int peer, const std::vecto
   for (size_t s = 0; s < segments.size(); ++s) launch->segments[first + s] = segments[s];
   // Sender and receiver of a pair see the same byte count, so they pick the same protocol.
   const int lowLatency = kind != kP2pCopy && totalBytes(segments) <= lowLatencyMaxBytes;
-  launch->tasks[launch->numTasks++] = P2pTask{kind, peer, first, static_cast<int>(segments.size()), lowLatency};
+  launch->tasks[launch->numTasks++] = P2pTask{kind, peer, first, static_cast<int>(segments.size()), lowLatency, targets};
   return alloySuccess;
 }
 
@@ -66,6 +66,29 @@ void P2pPlan::addRecv(int peer, void* buffer, size_t bytes) {
   recvs_[peer].push_back(P2pSegment{nullptr, static_cast<char*>(buffer), bytes});
 }
 
+void P2pPlan::addForward(int peer, void* buffer, size_t bytes, const std::vector<int>& to) {
+  forwards_.push_back(Forward{peer, P2pSegment{nullptr, static_cast<char*>(buffer), bytes}, to});
+}
+
+// A forward as one task: the rings it uses (from its source, to each target) must be its own, on this
+// host, and bulk.
+alloyResult_t P2pPlan::appendForward(const Forward& f, const char* function) {
+  const std::vector<int>& localIndexOf = comm_->topology.localIndexOf;
+  const auto ownRing = [&](int peer, const std::vector<std::vector<P2pSegment>>& others) {
+    return peer != comm_->rank && localIndexOf[peer] >= 0 && others[peer].empty();
+  };
+  bool valid = ownRing(f.from, recvs_) && f.into.bytes > comm_->local->lowLatencyMaxBytes();
+  unsigned targets = 0;
+  for (int q : f.to) {
+    valid = valid && ownRing(q, sends_) && q != f.from;
+    if (valid) targets |= 1u << localIndexOf[q];
+  }
+  if (!valid)
+    return fail(alloyInternalError, "%s: rank %d cannot forward %zu bytes from rank %d (a forward needs rings of "
+                "its own on this host and more than the low-latency limit)", function, comm_->rank, f.into.bytes, f.from);
+  return appendTask(&args_, kP2pForward, localIndexOf[f.from], {f.into}, 0, function, targets);
+}
+
 alloyResult_t P2pPlan::prepare(const char* function) {
   const int me = comm_->rank;
   args_.numTasks = 0;
@@ -101,6 +124,7 @@ alloyResult_t P2pPlan::prepare(const char* function) {
     if (fromPeer > 0) ALLOY_TRY(appendTask(&args_, kP2pRecv, local, recvs_[peer], lowLatencyMax, function));
     if (toPeer > 0) ALLOY_TRY(appendTask(&args_, kP2pSend, local, sends_[peer], lowLatencyMax, function));
   }
+  for (const Forward& f : forwards_) ALLOY_TRY(appendForward(f, function));
   if (comm_->net) rounds_ = cutIntoRounds(*comm_->net, sends_, recvs_, localIndexOf, args_.comm.operation);
   prepared_ = true;
   return alloySuccess;

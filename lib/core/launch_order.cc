@@ -38,7 +38,13 @@ alloyResult_t LaunchOrder::enqueue(cudaStream_t stream, const char* function,
                                    const std::function<alloyResult_t(bool captured)>& launch) {
   bool captured = false;
   ALLOY_TRY(capturing(stream, function, &captured));
-  cudaError_t err = cudaStreamWaitEvent(stream, last_, captured ? cudaEventWaitExternal : cudaEventWaitDefault);
+  everCaptured_ = everCaptured_ || captured;
+  unsigned long long streamId = 0;
+  cudaError_t err = cudaStreamGetId(stream, &streamId);
+  if (err != cudaSuccess)
+    return fail(alloyCudaError, "%s: cudaStreamGetId(stream) failed: %s", function, cudaGetErrorString(err));
+  const bool ordered = !captured && !everCaptured_ && lastEager_ && streamId == lastStreamId_;
+  if (!ordered) err = cudaStreamWaitEvent(stream, last_, captured ? cudaEventWaitExternal : cudaEventWaitDefault);
   if (err != cudaSuccess)
     return fail(alloyCudaError, "%s: cannot order the launch after the communicator's previous one "
                 "(cudaStreamWaitEvent: %s)", function, cudaGetErrorString(err));
@@ -52,6 +58,8 @@ alloyResult_t LaunchOrder::enqueue(cudaStream_t stream, const char* function,
   if (err != cudaSuccess)
     return fail(alloyCudaError, "%s: cannot mark the communicator's latest launch (cudaEventRecord: %s)", function,
                 cudaGetErrorString(err));
+  lastEager_ = !captured;
+  lastStreamId_ = streamId;
   return alloySuccess;
 }
 

@@ -8,7 +8,10 @@
 //
 // Under stream capture the wait and the record become external event nodes of the graph, so a replay
 // also waits for the communicator's launch issued before it, and a launch issued after the replay
-// waits for the replay's kernels. Host calls on one communicator must still come from one thread at a
+// waits for the replay's kernels. The wait is left out where stream order already gives it: an eager
+// launch on the same stream (by cudaStreamGetId, which never repeats, unlike a destroyed stream's handle)
+// as the previous eager launch, on a communicator never captured into a graph (a replay could have run
+// on any stream in between). Host calls on one communicator must still come from one thread at a
 // time (docs/api.md).
 #pragma once
 
@@ -49,6 +52,9 @@ class LaunchOrder {
  private:
   LaunchOrder() = default;
   cudaEvent_t last_ = nullptr;
+  unsigned long long lastStreamId_ = 0;  // the stream of the latest launch, where it was eager
+  bool lastEager_ = false;               // the latest launch was not captured
+  bool everCaptured_ = false;
   Prelude prelude_;
 };
 

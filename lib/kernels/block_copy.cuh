@@ -79,4 +79,33 @@ __device__ inline void blockCopy(char* dst, const char* src, size_t bytes) {
   for (size_t k = head + vectors * 16 + tid; k < bytes; k += nthreads) dst[k] = __ldcg(src + k);
 }
 
+// One load, several stores: bytes at src to every dsts[0..count), by all threads of a block. src and every
+// destination are 16-byte aligned (ring slots always are); the byte tail is copied element-wise. A
+// forwarding rank reads a chunk from its ring once and writes it to its own buffer and to every peer's
+// ring, instead of reading it once per destination.
+__device__ inline void blockFanOut(char* const* dsts, int count, const char* src, size_t bytes) {
+  const size_t tid = threadIdx.x, nthreads = blockDim.x;
+  const size_t vectors = bytes / 16;
+  const uint4* vs = reinterpret_cast<const uint4*>(src);
+  constexpr int kUnroll = 4;
+  size_t i = tid;
+  for (; i + (kUnroll - 1) * nthreads < vectors; i += kUnroll * nthreads) {
+    uint4 v[kUnroll];
+#pragma unroll
+    for (int u = 0; u < kUnroll; ++u) v[u] = __ldcg(vs + i + u * nthreads);
+    for (int d = 0; d < count; ++d) {
+#pragma unroll
+      for (int u = 0; u < kUnroll; ++u) reinterpret_cast<uint4*>(dsts[d])[i + u * nthreads] = v[u];
+    }
+  }
+  for (; i < vectors; i += nthreads) {
+    const uint4 v = __ldcg(vs + i);
+    for (int d = 0; d < count; ++d) reinterpret_cast<uint4*>(dsts[d])[i] = v;
+  }
+  for (size_t k = vectors * 16 + tid; k < bytes; k += nthreads) {
+    const char b = __ldcg(src + k);
+    for (int d = 0; d < count; ++d) dsts[d][k] = b;
+  }
+}
+
 }  // namespace alloy

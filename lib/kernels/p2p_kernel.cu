@@ -19,7 +19,8 @@ __device__ bool forEachTaskChunk(const P2pLaunch& args, const P2pTask& task, int
   return forEachChunk(
       task.numSegments, [&](int s) { return segments[s].bytes; }, args.comm.channels, maxChunk, ch,
       sequence, end,
-      [&](int s, size_t offset, size_t length, uint64_t seq) { return visit(segments[s], offset, length, seq); });
+      [&](int s, size_t offset, size_t length, uint64_t seq) { return visit(segments[s], offset, length, seq); },
+      args.comm.depth);
 }
 
 __device__ void runSend(const P2pLaunch& args, const P2pTask& task, int ch) {
@@ -57,6 +58,62 @@ __device__ void runRecv(const P2pLaunch& args, const P2pTask& task, int ch) {
   if (done) blockStoreCounter(counter, end);
 }
 
+// Per chunk: the source's chunk is posted and every target's slot is free; the block reads the chunk once
+// and writes it to dst and into every target's ring; then it publishes the chunk to every target and
+// hands the source's slot back. Only the bulk protocol (the plan forwards nothing smaller).
+__device__ void runForward(const P2pLaunch& args, const P2pTask& task, int ch) {
+  const DeviceComm& c = args.comm;
+  uint64_t* mine = c.signals[c.rank];
+  __shared__ uint64_t sendStart[kMaxLocalRanks];
+  __shared__ uint64_t recvStart;
+  if (threadIdx.x < c.nranks && (task.targets >> threadIdx.x & 1u))
+    sendStart[threadIdx.x] = mine[SignalLayout::sent(threadIdx.x, ch)];
+  if (threadIdx.x == 0) recvStart = mine[SignalLayout::recvd(task.peer, ch)];
+  __syncthreads();
+  const uint64_t* posted = mine + SignalLayout::posted(task.peer, ch);
+  uint64_t* consumed = c.signals[task.peer] + SignalLayout::consumed(c.rank, ch);
+  uint64_t end = 0;
+  const bool done = forEachTaskChunk(args, task, ch, recvStart, &end,
+      [&](const P2pSegment& seg, size_t offset, size_t length, uint64_t seq) {
+        const uint64_t k = seq - recvStart;
+        // Thread 0 waits for the chunk and for every target's slot; the barrier tells the block.
+        bool ready = true;
+        if (threadIdx.x == 0) {
+          ready = waitAtLeast(c, task.peer, posted, seq + 1);
+          for (int q = 0; q < c.nranks && ready; ++q) {
+            const uint64_t out = sendStart[q] + k;
+            if ((task.targets >> q & 1u) && out >= static_cast<uint64_t>(c.slots))
+              ready = waitAtLeast(c, q, mine + SignalLayout::consumed(q, ch), out - c.slots + 1);
+          }
+        }
+        if (!__syncthreads_and(ready)) return false;
+        const char* slot = c.workspace[c.rank] + workspaceSlotOffset(c, task.peer, ch, static_cast<int>(seq % c.slots));
+        char* dsts[kMaxLocalRanks];
+        int count = 0;
+        char* dst = seg.dst + offset;
+        const bool dstAligned = (reinterpret_cast<uintptr_t>(dst) & 15) == 0;
+        if (dstAligned) dsts[count++] = dst;
+        for (int q = 0; q < c.nranks; ++q)
+          if (task.targets >> q & 1u)
+            dsts[count++] = c.workspace[q] + workspaceSlotOffset(c, c.rank, ch, static_cast<int>((sendStart[q] + k) % c.slots));
+        blockFanOut(dsts, count, slot, length);
+        if (!dstAligned) blockCopy(dst, slot, length);
+        __syncthreads();
+        if (threadIdx.x == 0) {
+          __threadfence_system();  // every thread's stores (ordered by the barrier) before the flags
+          for (int q = 0; q < c.nranks; ++q)
+            if (task.targets >> q & 1u) storeReleaseSys(c.signals[q] + SignalLayout::posted(c.rank, ch), sendStart[q] + k + 1);
+          storeReleaseSys(consumed, seq + 1);
+        }
+        return true;
+      });
+  if (!done) return;
+  __syncthreads();
+  if (threadIdx.x < c.nranks && (task.targets >> threadIdx.x & 1u))
+    mine[SignalLayout::sent(threadIdx.x, ch)] = sendStart[threadIdx.x] + (end - recvStart);
+  if (threadIdx.x == 0) mine[SignalLayout::recvd(task.peer, ch)] = end;
+}
+
 __device__ void runCopy(const P2pLaunch& args, const P2pTask& task, int ch) {
   uint64_t unused = 0;
   forEachTaskChunk(args, task, ch, 0, &unused,
@@ -73,6 +130,7 @@ __global__ void __launch_bounds__(kThreads) p2pKernel(const __grid_constant__ P2
   switch (task.kind) {
     case kP2pSend: runSend(args, task, ch); break;
     case kP2pRecv: runRecv(args, task, ch); break;
+    case kP2pForward: runForward(args, task, ch); break;
     default: runCopy(args, task, ch); break;
   }
 }

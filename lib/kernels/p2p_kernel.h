@@ -9,7 +9,9 @@
 
 namespace alloy {
 
-enum P2pKind : int { kP2pSend = 0, kP2pRecv = 1, kP2pCopy = 2 };
+// kP2pForward receives from `peer` like kP2pRecv and passes every chunk on to the ranks of `targets`, as
+// a send to each of them would (a broadcast's scattered part, handed on by the rank that received it).
+enum P2pKind : int { kP2pSend = 0, kP2pRecv = 1, kP2pCopy = 2, kP2pForward = 3 };
 
 struct P2pSegment {
   const char* src;  // send and copy: bytes to read
@@ -23,6 +25,7 @@ struct P2pTask {
   int firstSegment;  // segments [firstSegment, firstSegment + numSegments) in order
   int numSegments;
   int lowLatency;    // sends and receives: 1 for the low-latency protocol (both sides decide alike)
+  unsigned targets;  // kP2pForward: bit q for each local rank q the chunks go on to (bulk protocol only)
 };
 
 constexpr int kMaxP2pTasks = 2 * kMaxLocalRanks + 1;

@@ -24,6 +24,7 @@ EngineGeometry engineGeometry(int nranks) {
   long long slotBytes = envInt("ALLOY_SLOT_BYTES", 512 << 10);
   if (slotBytes < 4096) slotBytes = 4096;
   g.slotBytes = static_cast<size_t>(slotBytes) & ~static_cast<size_t>(4095);
+  g.depth = static_cast<int>(envInt("ALLOY_CHUNK_DEPTH", 1, 1, 64));
   // Up to a few hundred KB per peer the bulk protocol's fence and flag round trip cost more than the
   // low-latency protocol's halved bandwidth (on 2xH200, 256 KB per peer: 30 GB/s low-latency, 24 bulk).
   const long long lowLatencyMax = envInt("ALLOY_LL_MAX_BYTES", 256 << 10, 0);
@@ -72,6 +73,7 @@ alloyResult_t IpcTransport::prepare(int device, int nranks, long long timeoutMs,
   v.channels = g.channels;
   v.slots = g.slots;
   v.slotBytes = g.slotBytes;
+  v.depth = g.depth;
   t->lowLatencyMaxBytes_ = g.lowLatencyMaxBytes;
   v.timeoutNs = static_cast<unsigned long long>(timeoutMs) * 1000000ull;
   const size_t bytes = workspaceBytes(nranks, g.channels, g.slots, g.slotBytes);

@@ -8,6 +8,7 @@
 #include "algorithm.h"
 #include "comm.h"
 #include "gpu_test_util.h"
+#include "local_transport.h"
 
 namespace alloytest {
 namespace {
@@ -91,6 +92,24 @@ TEST_F(Broadcast, InPlaceAndUnaligned) {
     broadcast(count, alloyInt8, root, ++tag, {3, 3, true});
     broadcast(count, alloyUint8, root, ++tag, {1, 3});
     broadcast(count, alloyFloat16, root, ++tag, {2, 6});
+  }
+}
+
+// Scatter and forward inside one host (broadcast.cc, broadcastScattered), forced wherever it can run:
+// every root; parts just above the low-latency limit (the smallest that forwards), several ring turns
+// with a ragged end; in place, and receive buffers off their 16-byte alignment (the forwarding rank then
+// copies its part out apart from the fan-out to its peers).
+TEST_F(Broadcast, ScatteredAndForwarded) {
+  if (nranks < 3 || comm->topology.spansHosts()) GTEST_SKIP() << "forwarding needs 3 or more ranks on one host";
+  ScopedEnv force("ALLOY_BROADCAST_FORWARD", 1);
+  const size_t smallest = (nranks - 1) * (comm->local->lowLatencyMaxBytes() + 4096);
+  uint64_t tag = 0;
+  for (int root = 0; root < nranks; ++root) {
+    broadcast(smallest, alloyUint8, root, ++tag);
+    broadcast((size_t{24} << 20) + 7, alloyUint8, root, ++tag);
+    broadcast((size_t{3} << 20) + 5, alloyInt8, root, ++tag, {3, 3, true});
+    broadcast((size_t{3} << 20) + 5, alloyUint8, root, ++tag, {1, 3});
+    broadcast(size_t{1} << 20, alloyFloat32, root, ++tag, {0, 0, true});
   }
 }
 

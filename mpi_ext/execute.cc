@@ -96,6 +96,7 @@ int markOf(const Problem& p) {
 // enqueued on its own, marked with the problem. The handshake lets every rank's kernels skip the
 // operation when any rank marked it (lib/core/handshake.h).
 int runEnqueueOnly(const char* function, MPI_Comm comm, Request* request, Context* context, cudaStream_t stream) {
+  const alloy::Rejections earlier = earlierRejections(context);
   int kinds = kNoData;
   Problem mine = checkLocally(function, request, context, stream, &kinds);
   const void* send = nullptr;
@@ -110,7 +111,7 @@ int runEnqueueOnly(const char* function, MPI_Comm comm, Request* request, Contex
   if (staged != nullptr) cudaFreeAsync(staged, stream);
   if (mine) return report(comm, mine);
   if (result != alloySuccess) return report(comm, fromAlloy(result, function));
-  return reportRejections(function, comm, context);
+  return reportRejections(function, comm, context, earlier);
 }
 
 // After an agreed call that chose the GPU engine, later calls run enqueue-only, unless the program asked

@@ -6,9 +6,15 @@
 
 namespace alloy_mpix {
 
-int reportRejections(const char* function, MPI_Comm comm, Context* context) {
+alloy::Rejections earlierRejections(Context* context) {
   alloy::Rejections seen;
-  if (context->gpu == nullptr || !alloy::takeUnreportedRejection(context->gpu, &seen)) return MPI_SUCCESS;
+  if (context->gpu != nullptr) alloy::unreportedRejection(context->gpu, &seen);
+  return seen;
+}
+
+int reportRejections(const char* function, MPI_Comm comm, Context* context, const alloy::Rejections& seen) {
+  if (seen.count == 0) return MPI_SUCCESS;
+  alloy::markRejectionsTaken(context->gpu, seen);
   return report(comm, problem(seen.mark,
                               "%s: an earlier MPIX call on this communicator moved no data on any rank: rank %d "
                               "rejected its arguments (error class %d) at the communicator's GPU operation %llu%s. "

@@ -10,8 +10,14 @@
 
 namespace alloy_mpix {
 
-// After a call's own work was enqueued: reports, through comm's error handler, the latest rejection not
-// reported before (with how many there were). MPI_SUCCESS when there is none.
-int reportRejections(const char* function, MPI_Comm comm, Context* context);
+// The rejections of earlier calls, looked at before a call enqueues its own work: once the call's
+// handshake is enqueued it may run at once (one GPU per rank runs it within microseconds), and its
+// rejection is the call's own, which the next call reports.
+alloy::Rejections earlierRejections(Context* context);
+
+// After a call's own work was enqueued: takes the rejections that earlierRejections saw and reports,
+// through comm's error handler, the latest of them (with how many there were). MPI_SUCCESS when there
+// were none.
+int reportRejections(const char* function, MPI_Comm comm, Context* context, const alloy::Rejections& seen);
 
 }  // namespace alloy_mpix

@@ -28,15 +28,30 @@ nccl_wheel_include() {
   done
 }
 
-# A folder laid out as nccl-tests' NCCL_HOME expects (include/, lib/libnccl.so) whose library is Alloy's:
-# nccl-tests then links and runs against it. Every header of the wheel goes in, nccl_device.h too: the CUDA
-# toolkit of the GPU machines carries an older nccl_device.h that nccl-tests would find otherwise.
-nccl_home_of_alloy() {
-  local home=$RESULTS/nccl-home include=$1
+# The folder $1 laid out as nccl-tests' NCCL_HOME expects (include/, lib/libnccl.so), from the headers in $2
+# and the libnccl.so* of the folder $3: nccl-tests then links and runs against that library. Every header of
+# the wheel goes in, nccl_device.h too: the CUDA toolkit of the GPU machines carries an older nccl_device.h
+# that nccl-tests would find otherwise. The wheel has no libnccl.so for the linker: it gets one.
+nccl_home() {
+  local home=$1 include=$2 libdir=$3
   rm -rf "$home" && mkdir -p "$home/include" "$home/lib" || return 1
   ln -s "$include"/* "$home/include/"
-  ln -s "$(cd "$BUILD_DIR/nccl" && pwd)"/libnccl.so* "$home/lib/"
+  ln -s "$(cd "$libdir" && pwd)"/libnccl.so* "$home/lib/"
+  [ -e "$home/lib/libnccl.so" ] || ln -s libnccl.so.2 "$home/lib/libnccl.so"
   echo "$home"
+}
+
+# The same whose library is Alloy's.
+nccl_home_of_alloy() { nccl_home "$RESULTS/nccl-home" "$1" "$BUILD_DIR/nccl"; }
+
+# Builds nccl-tests (NVIDIA's source in .thirdparty/nccl-tests) with MPI for sm_90 against the NCCL_HOME
+# folder $1, into the folder $2 (make's BUILDDIR; absolute: nccl-tests' make runs in its own folder), its
+# output into the log $3.
+nccl_tests_build() {
+  local home=$1 dir=$2 logfile=$3 mpi_home
+  mpi_home=$(dirname "$(mpicc --showme:incdirs | tr ' ' '\n' | grep -m1 include)")
+  make -C .thirdparty/nccl-tests -j "$(nproc)" MPI=1 MPI_HOME="$mpi_home" NCCL_HOME="$home" CUDA_HOME=/usr/local/cuda \
+    NVCC_GENCODE="-gencode=arch=compute_90,code=sm_90" BUILDDIR="$dir" >"$logfile" 2>&1
 }
 
 # One line per nccl-tests binary: its outcome, the wrong count from every data row, the average busbw.
@@ -115,12 +130,10 @@ mode_nccl() {
   lines+=("ctest -R nccl: $(grep -E 'tests passed|tests failed' "$RESULTS/nccl-ctest.log" | tail -1) (exit $ctest_rc)")
   [ "$ctest_rc" -ne 0 ] && bad=1
 
-  local tests_src=.thirdparty/nccl-tests home mpi_home bin
+  local tests_src=.thirdparty/nccl-tests home bin
   if [ -f "$tests_src/src/Makefile" ] && [ -n "$include" ]; then
     home=$(nccl_home_of_alloy "$include")
-    mpi_home=$(dirname "$(mpicc --showme:incdirs | tr ' ' '\n' | grep -m1 include)")
-    if make -C "$tests_src" -j "$(nproc)" MPI=1 MPI_HOME="$mpi_home" NCCL_HOME="$home" CUDA_HOME=/usr/local/cuda \
-         NVCC_GENCODE="-gencode=arch=compute_90,code=sm_90" >"$RESULTS/nccl-tests-build.log" 2>&1; then
+    if nccl_tests_build "$home" "$(pwd)/$tests_src/build" "$RESULTS/nccl-tests-build.log"; then
       for bin in "$tests_src"/build/*_perf; do
         lines+=("$(nccl_tests_run "$bin" "${NCCL_TESTS_NP:-2}" || echo BAD)")
       done

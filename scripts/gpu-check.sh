@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
-# Builds Alloy and checks it on the GPUs of this machine, in one of six modes. Every mode writes its
+# Builds Alloy and checks it on the GPUs of this machine, in one of seven modes. Every mode writes its
 # logs into $OUT (default ./results), prints its summary last (also kept as summary.txt), and without a
-# GPU builds, says "skipped: no CUDA device" and exits 0. Run from anywhere in the repository. See
-# docs/benchmarks.md.
+# GPU builds (nccl and versus modes do not), says "skipped: no CUDA device" and exits 0. Run from anywhere
+# in the repository. See docs/benchmarks.md.
 #
 #   bash scripts/gpu-check.sh [check]   build, the GPU test suites (ctest -L gpu), then every collective
 #                                       benchmarked against NCCL on all GPUs (one MPI rank per GPU): a check
@@ -34,6 +34,14 @@
 #                                       .thirdparty/nccl-tests, carried) with -c 1 for every operation, and
 #                                       torch.distributed, a ctypes wrapper in a CUDA graph and CuPy on it
 #                                       (tests/nccl_frameworks); scripts/gpu-check-nccl.sh
+#   bash scripts/gpu-check.sh versus    NVIDIA's nccl-tests built once against NVIDIA's NCCL (the wheel), every
+#                                       operation run on it and then on Alloy's libnccl.so.2 (LD_LIBRARY_PATH
+#                                       picks the library), one rank per GPU, -c 1; alltoallv with alloy-perf
+#                                       against NCCL; one allreduce per CUDA graph replay on both
+#                                       (tests/nccl_frameworks/graph_allreduce_time.py); per operation a table,
+#                                       the worst Alloy/NCCL ratio of each size class against its target and
+#                                       a plot (scripts/versus-table.py); the logs packed in one tarball;
+#                                       scripts/gpu-check-versus.sh
 #
 # Settings (environment), all modes:
 #   BUILD_DIR                 build folder (default build-gpu); SKIP_BUILD=1 reuses it as it is
@@ -124,15 +132,33 @@
 #                             nccl-tests run (default 2, 16M, 60)
 #   FRAMEWORK_TIMEOUT         seconds of each framework test run (default 120)
 #   NCCL_BUDGET               seconds all runs together may take after the build (default 420)
+# versus mode (also ALLOY_PERF_NCCL_LIB: NVIDIA's NCCL, as in check mode):
+#   VERSUS_OPS                nccl-tests operations, space separated (default "all_reduce reduce_scatter
+#                             broadcast all_gather alltoall sendrecv reduce")
+#   VERSUS_MINBYTES, VERSUS_MAXBYTES, VERSUS_FACTOR  sizes of every run (default 8, 1G, 4)
+#   VERSUS_WARMUP, VERSUS_ITERS  warm-up and timed iterations (default 5, 20)
+#   VERSUS_ENV                Alloy's settings in every Alloy run, VAR=value separated by spaces (e.g.
+#                             "ALLOY_CHANNELS=18"); NCCL's runs never get them
+#   VERSUS_ALLOY_VARIANTS     more Alloy configurations for A/B runs of one build, ';' separated, each VAR=value
+#                             words added to VERSUS_ENV (e.g. "ALLOY_CHANNELS=18;ALLOY_CHANNELS=32"): each runs
+#                             all that Alloy runs once more, as alloy-v1, alloy-v2... (default none)
+#   VERSUS_TIMEOUT            seconds of each run (default 90)
+#   VERSUS_BUDGET             seconds all runs together may take after the builds (default 420); the
+#                             nccl-tests runs keep 20 s + 40 s per Alloy configuration for the runs after them
+#   VERSUS_PROFILE            1: then nsys (every rank) over Alloy's all_reduce at 512 MB and 1 MB and
+#                             broadcast at 128 MB, and ncu (rank 0) over its all_reduce at 512 MB, where found,
+#                             within VERSUS_BUDGET; kernel summaries in prof-summary.txt (default 0)
+#   VERSUS_NCU_KERNELS        ncu's -k (default regex:reduceKernel|slotReduceKernel|p2pKernel)
 set -uo pipefail
 
 usage() { sed -n '2,/^set -uo pipefail/p' "${BASH_SOURCE[0]}" | sed '$d' | sed 's/^# \{0,1\}//'; }
 
 MODE=${1:-check}
 case $MODE in
-  check | stress | sanitize | hosts | overlap | nccl) ;;
+  check | stress | sanitize | hosts | overlap | nccl | versus) ;;
   -h | --help | help) usage; exit 0 ;;
-  *) echo "gpu-check: unknown mode '$MODE' (check, stress, sanitize, hosts, overlap or nccl)" >&2; exit 2 ;;
+  *) echo "gpu-check: unknown mode '$MODE' (check, stress, sanitize, hosts, overlap, nccl or versus)" >&2
+     exit 2 ;;
 esac
 
 cd "$(dirname "${BASH_SOURCE[0]}")/.." || exit 1
@@ -1175,9 +1201,17 @@ case $MODE in
   sanitize) mode_sanitize ;;
   hosts) mode_hosts ;;
   overlap) mode_overlap ;;
-  nccl)
+  nccl | versus)
+    # From the repository's root (the cd above): the script's own path may be relative to another folder.
     # shellcheck source=scripts/gpu-check-nccl.sh
-    source "$(dirname "${BASH_SOURCE[0]}")/gpu-check-nccl.sh"
-    mode_nccl
+    source scripts/gpu-check-nccl.sh
+    if [ "$MODE" = nccl ]; then
+      mode_nccl
+    else
+      # versus mode uses the nccl mode's nccl-tests helpers.
+      # shellcheck source=scripts/gpu-check-versus.sh
+      source scripts/gpu-check-versus.sh
+      mode_versus
+    fi
     ;;
 esac

@@ -52,12 +52,22 @@ alloyResult_t OperationHandshake::finish(int mark, const char* function) {
 }
 
 bool takeUnreportedRejection(alloyComm_t comm, Rejections* seen) {
+  if (!unreportedRejection(comm, seen)) return false;
+  markRejectionsTaken(comm, *seen);
+  return true;
+}
+
+void markRejectionsTaken(alloyComm_t comm, const Rejections& seen) {
+  if (seen.count > 0) comm->rejectionsReported = seen.through;
+}
+
+bool unreportedRejection(alloyComm_t comm, Rejections* seen) {
   *seen = Rejections();
   if (comm == nullptr || !comm->local) return false;
   const FaultRecord record = comm->local->faultRecord();
   if (record.rejections <= comm->rejectionsReported) return false;
   seen->count = record.rejections - comm->rejectionsReported;
-  comm->rejectionsReported = record.rejections;
+  seen->through = record.rejections;
   if (record.rejectedBy >= 0 && record.rejectedBy < comm->topology.localSize) {
     seen->rank = comm->topology.localPeers[record.rejectedBy];
     seen->mark = record.rejectedMark;

@@ -45,10 +45,15 @@ struct Rejections {
   int rank = -1;                    // of the latest one: the lowest rejecting rank (communicator rank)
   int mark = 0;                     // its mark
   unsigned long long handshake = 0; // its number on this communicator (1, 2, ...)
+  int through = 0;                  // the rejections recorded on this rank so far, these included
 };
 // The rejections recorded since the last call that took them (*seen: the latest, and how many), now
 // taken; false when there are none. Each is taken once: the MPIX functions report it to the program,
 // and alloyCommDestroy warns about any that nobody took, so that no skipped operation goes unsaid.
 bool takeUnreportedRejection(alloyComm_t comm, Rejections* seen);
+// The same without taking them: what takeUnreportedRejection would return now.
+bool unreportedRejection(alloyComm_t comm, Rejections* seen);
+// Takes the rejections that unreportedRejection returned in seen (none recorded after them).
+void markRejectionsTaken(alloyComm_t comm, const Rejections& seen);
 
 }  // namespace alloy

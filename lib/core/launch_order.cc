@@ -39,11 +39,15 @@ alloyResult_t LaunchOrder::enqueue(cudaStream_t stream, const char* function,
   bool captured = false;
   ALLOY_TRY(capturing(stream, function, &captured));
   everCaptured_ = everCaptured_ || captured;
+  // cudaStreamGetId is refused on a capturing stream, and a captured launch always waits. Where the id
+  // cannot be had, the launch waits (0 is no stream's id).
   unsigned long long streamId = 0;
-  cudaError_t err = cudaStreamGetId(stream, &streamId);
-  if (err != cudaSuccess)
-    return fail(alloyCudaError, "%s: cudaStreamGetId(stream) failed: %s", function, cudaGetErrorString(err));
-  const bool ordered = !captured && !everCaptured_ && lastEager_ && streamId == lastStreamId_;
+  if (!captured && cudaStreamGetId(stream, &streamId) != cudaSuccess) {
+    cudaGetLastError();
+    streamId = 0;
+  }
+  const bool ordered = !captured && !everCaptured_ && lastEager_ && streamId != 0 && streamId == lastStreamId_;
+  cudaError_t err = cudaSuccess;
   if (!ordered) err = cudaStreamWaitEvent(stream, last_, captured ? cudaEventWaitExternal : cudaEventWaitDefault);
   if (err != cudaSuccess)
     return fail(alloyCudaError, "%s: cannot order the launch after the communicator's previous one "

@@ -19,12 +19,11 @@ struct EngineGeometry {
   int channels;
   int slots;
   size_t slotBytes;
-  int depth;                  // chunks per channel of a message below the slot size (chunkBytesFor)
   size_t lowLatencyMaxBytes;  // sends and receives up to this size per peer use the low-latency protocol
 };
 
 // Channels, slots, slot size and protocol threshold for nranks ranks of one host: defaults tuned for
-// NVLink, overridable by ALLOY_CHANNELS, ALLOY_SLOTS, ALLOY_SLOT_BYTES, ALLOY_CHUNK_DEPTH and ALLOY_LL_MAX_BYTES (which must
+// NVLink, overridable by ALLOY_CHANNELS, ALLOY_SLOTS, ALLOY_SLOT_BYTES and ALLOY_LL_MAX_BYTES (which must
 // be equal on every rank of a host).
 EngineGeometry engineGeometry(int nranks);
 

@@ -92,7 +92,6 @@ struct DeviceComm {
   int nranks;
   int channels;            // channels per ordered pair of ranks
   int slots;               // ring slots per channel
-  int depth;               // chunks a channel carries of a message before chunks reach slot size (chunkBytesFor)
   size_t slotBytes;        // bytes per slot
   unsigned long long timeoutNs;
   int operation;           // Operation of this launch (set per launch by the plan)
@@ -134,12 +133,11 @@ ALLOY_HOST_DEVICE inline size_t workspaceLlSlotOffset(const DeviceComm& c, int s
 }
 
 // How a message of `bytes` is cut into chunks; sender and receiver compute it alike. Chunks are spread
-// over all channels, `depth` per channel where the message allows, page-sized at least (small messages
-// use few channels) and at most one slot. A depth above 1 lets a channel's sender fill the next slot
-// while the receiver drains the last one, for messages too small to reach the slot size.
-ALLOY_HOST_DEVICE inline size_t chunkBytesFor(size_t bytes, int channels, size_t slotBytes, int depth = 1) {
-  const size_t pieces = static_cast<size_t>(channels) * (depth < 1 ? 1 : depth);
-  size_t perChannel = (bytes + pieces - 1) / pieces;
+// over all channels, page-sized at least (small messages use few channels) and at most one slot. (More
+// and smaller chunks per channel, for overlap within a channel, were slower on 4 x H100: four per channel
+// halved allreduce's bus bandwidth at 2 MB, 72 -> 41 GB/s; each chunk pays a flag round trip.)
+ALLOY_HOST_DEVICE inline size_t chunkBytesFor(size_t bytes, int channels, size_t slotBytes) {
+  size_t perChannel = (bytes + channels - 1) / channels;
   perChannel = (perChannel + 4095) & ~static_cast<size_t>(4095);
   return perChannel < slotBytes ? perChannel : slotBytes;
 }
@@ -150,10 +148,10 @@ ALLOY_HOST_DEVICE inline size_t chunkBytesFor(size_t bytes, int channels, size_t
 // returns false to stop early (abort). On completion *end is the channel's next sequence number.
 template <typename BytesOf, typename Visit>
 ALLOY_HOST_DEVICE bool forEachChunk(int numSegments, BytesOf bytesOf, int channels, size_t slotBytes, int ch,
-                                    uint64_t sequence, uint64_t* end, Visit visit, int depth = 1) {
+                                    uint64_t sequence, uint64_t* end, Visit visit) {
   for (int s = 0; s < numSegments; ++s) {
     const size_t bytes = bytesOf(s);
-    const size_t chunk = chunkBytesFor(bytes, channels, slotBytes, depth);
+    const size_t chunk = chunkBytesFor(bytes, channels, slotBytes);
     if (chunk == 0) continue;
     for (size_t offset = static_cast<size_t>(ch) * chunk; offset < bytes;
          offset += static_cast<size_t>(channels) * chunk) {

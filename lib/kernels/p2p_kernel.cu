@@ -19,8 +19,7 @@ __device__ bool forEachTaskChunk(const P2pLaunch& args, const P2pTask& task, int
   return forEachChunk(
       task.numSegments, [&](int s) { return segments[s].bytes; }, args.comm.channels, maxChunk, ch,
       sequence, end,
-      [&](int s, size_t offset, size_t length, uint64_t seq) { return visit(segments[s], offset, length, seq); },
-      args.comm.depth);
+      [&](int s, size_t offset, size_t length, uint64_t seq) { return visit(segments[s], offset, length, seq); });
 }
 
 __device__ void runSend(const P2pLaunch& args, const P2pTask& task, int ch) {

@@ -24,7 +24,7 @@ __device__ bool forEachRangeChunk(const DeviceComm& c, size_t bytes, size_t maxC
                                   Visit visit) {
   return forEachChunk(
       1, [&](int) { return bytes; }, c.channels, maxChunk, ch, 0, chunks,
-      [&](int, size_t offset, size_t length, uint64_t k) { return visit(offset, length, k); }, c.depth);
+      [&](int, size_t offset, size_t length, uint64_t k) { return visit(offset, length, k); });
 }
 
 // Largest chunk of a task. Low-latency chunks are unpacked on arrival into the bulk slot of the same

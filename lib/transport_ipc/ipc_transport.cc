@@ -14,17 +14,19 @@ namespace alloy {
 EngineGeometry engineGeometry(int nranks) {
   EngineGeometry g;
   // About 32 blocks per rank push data out and as many drain it: on 2xH200 16 channels reached 288 GB/s
-  // at 512 MB and 32 reached 338-351 (docs/benchmarks.md), close to the 368 GB/s of SM stores.
+  // at 512 MB and 32 reached 338-351 (docs/benchmarks.md), close to the 368 GB/s of SM stores. With more
+  // ranks, at least 16 channels per pair: a reduction's receiving task has one block per channel, and on
+  // 4 x H100 the 10 of 32 / 3 held reduce-scatter at 216 GB/s at 128 MB where 16 reached 257 (and
+  // allgather 292 -> 290, broadcast 301 -> 295, allreduce 259 -> 280; docs/benchmarks.md).
   const int peers = nranks > 1 ? nranks - 1 : 1;
   long long channels = envInt("ALLOY_CHANNELS", 0);
-  if (channels <= 0) channels = 32 / peers;
+  if (channels <= 0) channels = std::max(32 / peers, 16);
   g.channels = static_cast<int>(channels < 1 ? 1 : channels > kMaxChannels ? kMaxChannels : channels);
   long long slots = envInt("ALLOY_SLOTS", 4);
   g.slots = static_cast<int>(slots < 2 ? 2 : slots);
   long long slotBytes = envInt("ALLOY_SLOT_BYTES", 512 << 10);
   if (slotBytes < 4096) slotBytes = 4096;
   g.slotBytes = static_cast<size_t>(slotBytes) & ~static_cast<size_t>(4095);
-  g.depth = static_cast<int>(envInt("ALLOY_CHUNK_DEPTH", 1, 1, 64));
   // Up to a few hundred KB per peer the bulk protocol's fence and flag round trip cost more than the
   // low-latency protocol's halved bandwidth (on 2xH200, 256 KB per peer: 30 GB/s low-latency, 24 bulk).
   const long long lowLatencyMax = envInt("ALLOY_LL_MAX_BYTES", 256 << 10, 0);
@@ -73,7 +75,6 @@ alloyResult_t IpcTransport::prepare(int device, int nranks, long long timeoutMs,
   v.channels = g.channels;
   v.slots = g.slots;
   v.slotBytes = g.slotBytes;
-  v.depth = g.depth;
   t->lowLatencyMaxBytes_ = g.lowLatencyMaxBytes;
   v.timeoutNs = static_cast<unsigned long long>(timeoutMs) * 1000000ull;
   const size_t bytes = workspaceBytes(nranks, g.channels, g.slots, g.slotBytes);

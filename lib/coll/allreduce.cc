@@ -22,12 +22,7 @@ alloyResult_t reduceScatterAllGather(const char* send, char* recv, size_t count,
   const int me = comm->rank;
   const Part mine = partOf(count, es, comm->nranks, me);
   ReducePlan reduce(comm, type, op, kOpAllReduce);
-  for (int peer = 0; peer < comm->nranks; ++peer) {
-    if (peer == me) continue;
-    const Part theirs = partOf(count, es, comm->nranks, peer);
-    reduce.addSend(peer, send + theirs.first * es, theirs.count * es);
-  }
-  reduce.addReduce(send + mine.first * es, recv + mine.first * es, mine.count * es, false);
+  reduce.addReduceScatter(send, recv + mine.first * es, count, es);
 
   P2pPlan gather(comm, kOpAllReduce);
   for (int peer = 0; peer < comm->nranks; ++peer) {

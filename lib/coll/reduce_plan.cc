@@ -1,5 +1,6 @@
 #include "reduce_plan.h"
 
+#include "algorithm.h"
 #include "comm.h"
 #include "device_guard.h"
 #include "error.h"
@@ -31,6 +32,14 @@ void ReducePlan::addReduce(const void* src, void* dst, size_t bytes, bool sendFi
   args_.tasks[args_.numTasks++] = ReduceTask{sendFirst ? kReduceSendRecv : kReduceRecv, comm_->rank,
                                              static_cast<const char*>(src), static_cast<char*>(dst), bytes,
                                              lowLatency(bytes)};
+}
+
+void ReducePlan::addReduceScatter(const char* send, char* mine, size_t count, size_t elementSize) {
+  for (int peer = 0; peer < comm_->nranks; ++peer) {
+    const Part p = partOf(count, elementSize, comm_->nranks, peer);
+    if (peer != comm_->rank) addSend(peer, send + p.first * elementSize, p.count * elementSize);
+    else addReduce(send + p.first * elementSize, mine, p.count * elementSize, false);
+  }
 }
 
 alloyResult_t ReducePlan::launch(cudaStream_t stream, const char* function) {

@@ -19,6 +19,9 @@ class ReducePlan {
   // dst = reduction over ranks (in rank order) of every rank's `bytes`, this rank's read from src.
   // With sendFirst, src also goes to every peer, chunk by chunk before it is reduced (one-shot).
   void addReduce(const void* src, void* dst, size_t bytes, bool sendFirst);
+  // This rank's share of a reduce-scatter of `count` elements of elementSize bytes cut by partOf
+  // (algorithm.h): part p of send to every peer p, and this rank's part reduced into mine.
+  void addReduceScatter(const char* send, char* mine, size_t count, size_t elementSize);
   // Enqueues the plan on stream, after the communicator's previous launch.
   alloyResult_t launch(cudaStream_t stream, const char* function);
 

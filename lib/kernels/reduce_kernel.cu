@@ -8,6 +8,7 @@
 #include "block_reduce.cuh"
 #include "block_sync.cuh"
 #include "ll_protocol.cuh"
+#include "ll_reduce.cuh"
 #include "reduce_kernel.h"
 #include "ring_send.cuh"
 #include "type_dispatch.cuh"
@@ -27,11 +28,9 @@ __device__ bool forEachRangeChunk(const DeviceComm& c, size_t bytes, size_t maxC
       [&](int, size_t offset, size_t length, uint64_t k) { return visit(offset, length, k); });
 }
 
-// Largest chunk of a task. Low-latency chunks are unpacked on arrival into the bulk slot of the same
-// index, which is free meanwhile (its previous chunk was released before this one, its next one needs
-// this one released), so they must fit one.
+// Largest chunk of a task: a low-latency slot's data, or a bulk slot.
 __device__ size_t maxChunkBytes(const DeviceComm& c, const ReduceTask& task) {
-  return task.lowLatency && kLlChunkBytes < c.slotBytes ? kLlChunkBytes : c.slotBytes;
+  return task.lowLatency ? kLlChunkBytes : c.slotBytes;
 }
 
 __device__ void runSend(const DeviceComm& c, const ReduceTask& task, int ch) {
@@ -45,8 +44,8 @@ __device__ void runSend(const DeviceComm& c, const ReduceTask& task, int ch) {
 }
 
 // Reduce-receive (and, for kReduceSendRecv, send first) on channel ch. Per chunk: every peer's slot
-// must be posted; the block reduces this rank's input and the peers' slots in rank order into dst;
-// then every peer learns its slot is free.
+// must be posted (bulk), or its lines carry the chunk's flag (low-latency); the block reduces this rank's
+// input and the peers' slots or lines in rank order into dst; then every peer learns its slot is free.
 template <typename T, int Op>
 __device__ void runRecv(const DeviceComm& c, const ReduceTask& task, int ch) {
   const int me = c.rank, n = c.nranks;
@@ -55,6 +54,8 @@ __device__ void runRecv(const DeviceComm& c, const ReduceTask& task, int ch) {
   // Starting sequences of every peer's rings on this channel, read once before anything moves.
   __shared__ uint64_t recvStart[kMaxLocalRanks], sendStart[kMaxLocalRanks];
   __shared__ const char* inputs[kMaxLocalRanks];
+  __shared__ uint4* llLines[kMaxLocalRanks];
+  __shared__ uint32_t llFlags[kMaxLocalRanks];
   if (threadIdx.x < n && threadIdx.x != me) {
     recvStart[threadIdx.x] = mine[SignalLayout::recvd(threadIdx.x, ch)];
     if (sendFirst) sendStart[threadIdx.x] = mine[SignalLayout::sent(threadIdx.x, ch)];
@@ -69,28 +70,30 @@ __device__ void runRecv(const DeviceComm& c, const ReduceTask& task, int ch) {
         if (q != me && !ringSendChunk(c, q, ch, sendStart[q] + k, task.src + offset, length, lowLatency)) return false;
     }
     if (lowLatency) {
-      for (int q = 0; q < n; ++q) {
-        if (q == me) continue;
+      // Straight from the peers' lines (ll_reduce.cuh); thread q publishes peer q's lines and flag.
+      if (threadIdx.x < n && threadIdx.x != me) {
+        const int q = threadIdx.x;
         const uint64_t seq = recvStart[q] + k;
-        const int slot = static_cast<int>(seq % c.slots);
-        auto* lines = reinterpret_cast<uint4*>(c.workspace[me] + workspaceLlSlotOffset(c, q, ch, slot));
-        if (!llRecvChunk(c, q, lines, c.workspace[me] + workspaceSlotOffset(c, q, ch, slot), length, llFlag(seq)))
-          return false;
+        llLines[q] = reinterpret_cast<uint4*>(c.workspace[me] + workspaceLlSlotOffset(c, q, ch, static_cast<int>(seq % c.slots)));
+        llFlags[q] = llFlag(seq);
       }
+      __syncthreads();
+      if (!llReduceChunk<T, Op>(c, llLines, llFlags, task.src + offset, task.dst + offset, length)) return false;
+    } else {
+      if (threadIdx.x < n) {
+        const int q = threadIdx.x;
+        inputs[q] = q == me ? task.src + offset
+                            : c.workspace[me] + workspaceSlotOffset(c, q, ch, static_cast<int>((recvStart[q] + k) % c.slots));
+      }
+      // Thread 0 waits for every peer's bulk chunk; the barrier publishes inputs[] and the outcome.
+      bool posted = true;
+      if (threadIdx.x == 0) {
+        for (int q = 0; q < n && posted; ++q)
+          if (q != me) posted = waitAtLeast(c, q, mine + SignalLayout::posted(q, ch), recvStart[q] + k + 1);
+      }
+      if (!__syncthreads_and(posted)) return false;
+      blockReduce<T, Op>(task.dst + offset, inputs, n, length);
     }
-    if (threadIdx.x < n) {
-      const int q = threadIdx.x;
-      inputs[q] = q == me ? task.src + offset
-                          : c.workspace[me] + workspaceSlotOffset(c, q, ch, static_cast<int>((recvStart[q] + k) % c.slots));
-    }
-    // Thread 0 waits for every peer's bulk chunk; the barrier publishes inputs[] and the outcome.
-    bool posted = true;
-    if (threadIdx.x == 0 && !lowLatency) {
-      for (int q = 0; q < n && posted; ++q)
-        if (q != me) posted = waitAtLeast(c, q, mine + SignalLayout::posted(q, ch), recvStart[q] + k + 1);
-    }
-    if (!__syncthreads_and(posted)) return false;
-    blockReduce<T, Op>(task.dst + offset, inputs, n, length);
     // Every thread's loads of the slots have returned before any peer may overwrite them (the release
     // of blockRelease: no fence, this block's own stores went to local memory).
     __syncthreads();

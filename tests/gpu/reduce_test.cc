@@ -303,6 +303,30 @@ TEST_F(Reduce, InPlaceAndUnaligned) {
   }
 }
 
+// Reduce-scatter then a gather at the root (reduce.cc, reduceByParts), forced at every size: every
+// datatype and operator, every root, counts whose parts are empty or ragged, in place and unaligned.
+TEST_F(Reduce, ByPartsEveryRootInPlaceAndUnaligned) {
+  if (nranks < 3 || comm->topology.spansHosts()) GTEST_SKIP() << "by parts needs 3 or more ranks on one host";
+  ScopedEnv force("ALLOY_REDUCE_SCATTER_MIN_BYTES", 0);
+  uint64_t tag = 0;
+  for (alloyDataType_t type : kAllTypes)
+    for (alloyRedOp_t op : kAllOps) {
+      Shape s{1001, type, op};
+      s.root = static_cast<int>(tag % nranks);
+      run(Coll::Reduce, s, ++tag);
+    }
+  for (int root = 0; root < nranks; ++root)
+    for (size_t count : {size_t{1}, size_t{7}, size_t{300001}, (size_t{9} << 20) / 4 + 1}) {
+      Shape a{count, alloyFloat32, alloySum, 0, 0, true};
+      Shape b{count, alloyInt8, alloyMax, 3, 1};
+      Shape c{count, alloyBfloat16, alloyAvg, 2, 6, true};
+      for (Shape* s : {&a, &b, &c}) {
+        s->root = root;
+        run(Coll::Reduce, *s, ++tag);
+      }
+    }
+}
+
 // A binomial tree up to the root between hosts (reduce_tree.h), which by default runs only where the
 // model expects it to be faster (several ranks per host, or dozens of hosts), forced at any host count:
 // every root, every datatype with sum and max, sizes up to the one-shot limit (at most 256 KiB), in place

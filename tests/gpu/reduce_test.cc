@@ -122,7 +122,29 @@ class AllReduce : public Reductions {
     }
   }
 };
-class Reduce : public Reductions {};
+class Reduce : public Reductions {
+ protected:
+  // Every datatype with every operator, 1001 elements, the root moving from rank to rank.
+  void everyDatatypeAndOperator(uint64_t* tag) {
+    for (alloyDataType_t type : kAllTypes)
+      for (alloyRedOp_t op : kAllOps) {
+        Shape s{1001, type, op};
+        s.root = static_cast<int>(*tag % nranks);
+        run(Coll::Reduce, s, ++*tag);
+      }
+  }
+  // count elements to root three ways: float sum in place, int8 max at odd offsets, bfloat16 avg in place
+  // at an offset.
+  void inPlaceAndUnaligned(size_t count, int root, uint64_t* tag) {
+    Shape a{count, alloyFloat32, alloySum, 0, 0, true};
+    Shape b{count, alloyInt8, alloyMax, 3, 1};
+    Shape c{count, alloyBfloat16, alloyAvg, 2, 6, true};
+    for (Shape* s : {&a, &b, &c}) {
+      s->root = root;
+      run(Coll::Reduce, *s, ++*tag);
+    }
+  }
+};
 class ReduceScatter : public Reductions {};
 
 TEST_F(AllReduce, EveryDatatypeAndOperator) {
@@ -274,12 +296,7 @@ TEST_F(AllReduce, HundredBackToBackWithoutSync) {
 
 TEST_F(Reduce, EveryDatatypeAndOperatorEveryRoot) {
   uint64_t tag = 0;
-  for (alloyDataType_t type : kAllTypes)
-    for (alloyRedOp_t op : kAllOps) {
-      Shape s{1001, type, op};
-      s.root = static_cast<int>(tag % nranks);
-      run(Coll::Reduce, s, ++tag);
-    }
+  everyDatatypeAndOperator(&tag);
   for (int root = 0; root < nranks; ++root) {
     for (size_t count : {size_t{0}, size_t{1}, size_t{70001}, (size_t{24} << 20) / 4 + 3}) {
       Shape s{count, alloyFloat32, alloySum};
@@ -291,16 +308,7 @@ TEST_F(Reduce, EveryDatatypeAndOperatorEveryRoot) {
 
 TEST_F(Reduce, InPlaceAndUnaligned) {
   uint64_t tag = 0;
-  const int root = nranks - 1;
-  for (size_t count : {size_t{1}, size_t{1001}, size_t{300001}}) {
-    Shape a{count, alloyFloat32, alloySum, 0, 0, true};
-    Shape b{count, alloyInt8, alloyMax, 3, 1};
-    Shape c{count, alloyBfloat16, alloyAvg, 2, 6, true};
-    for (Shape* s : {&a, &b, &c}) {
-      s->root = root;
-      run(Coll::Reduce, *s, ++tag);
-    }
-  }
+  for (size_t count : {size_t{1}, size_t{1001}, size_t{300001}}) inPlaceAndUnaligned(count, nranks - 1, &tag);
 }
 
 // Reduce-scatter then a gather at the root (reduce.cc, reduceByParts), forced at every size: every
@@ -309,22 +317,10 @@ TEST_F(Reduce, ByPartsEveryRootInPlaceAndUnaligned) {
   if (nranks < 3 || comm->topology.spansHosts()) GTEST_SKIP() << "by parts needs 3 or more ranks on one host";
   ScopedEnv force("ALLOY_REDUCE_SCATTER_MIN_BYTES", 0);
   uint64_t tag = 0;
-  for (alloyDataType_t type : kAllTypes)
-    for (alloyRedOp_t op : kAllOps) {
-      Shape s{1001, type, op};
-      s.root = static_cast<int>(tag % nranks);
-      run(Coll::Reduce, s, ++tag);
-    }
+  everyDatatypeAndOperator(&tag);
   for (int root = 0; root < nranks; ++root)
-    for (size_t count : {size_t{1}, size_t{7}, size_t{300001}, (size_t{9} << 20) / 4 + 1}) {
-      Shape a{count, alloyFloat32, alloySum, 0, 0, true};
-      Shape b{count, alloyInt8, alloyMax, 3, 1};
-      Shape c{count, alloyBfloat16, alloyAvg, 2, 6, true};
-      for (Shape* s : {&a, &b, &c}) {
-        s->root = root;
-        run(Coll::Reduce, *s, ++tag);
-      }
-    }
+    for (size_t count : {size_t{1}, size_t{7}, size_t{300001}, (size_t{9} << 20) / 4 + 1})
+      inPlaceAndUnaligned(count, root, &tag);
 }
 
 // A binomial tree up to the root between hosts (reduce_tree.h), which by default runs only where the

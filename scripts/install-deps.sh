@@ -10,6 +10,7 @@ packages=(
   libgtest-dev googletest
   slurmd slurmctld slurm-client munge
   python3 valgrind
+  python3-venv python3-dev python3-mpi4py python3-pytest python3-numpy
 )
 
 missing=()

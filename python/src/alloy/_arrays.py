@@ -1,0 +1,103 @@
+"""What a collective needs of an array: its device address, datatype, element count and stream.
+
+Arrays come through ``__cuda_array_interface__`` (CuPy, PyTorch, Numba; version 2 or 3, whose ``stream``
+says where the data is being produced) or, failing that, DLPack's ``__dlpack__`` (read by the extension).
+Everything is checked here, before Alloy is called: host memory, arrays that are not contiguous, and
+datatypes Alloy has no name for raise AlloyError naming the argument.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Sequence
+
+from . import _alloy
+from ._errors import invalid
+from ._types import ITEMSIZE, DataType, from_dlpack, from_typestr
+
+_DLPACK_CUDA = 2  # kDLCUDA
+_DLPACK_CUDA_MANAGED = 13  # kDLCUDAManaged
+
+
+@dataclass(frozen=True)
+class DeviceArray:
+    """A contiguous array in device memory, as Alloy takes it."""
+
+    address: int
+    dtype: DataType
+    count: int  # elements
+    stream: int | None  # the producer's stream (__cuda_array_interface__ v3), None where not given
+
+
+def _contiguous(shape: Sequence[int], strides: Sequence[int] | None, itemsize: int) -> bool:
+    """Whether strides (in bytes; None: compact) describe a compact row-major layout of shape."""
+    if strides is None or any(extent == 0 for extent in shape):
+        return True
+    expected = itemsize
+    for extent, stride in zip(reversed(shape), reversed(strides)):
+        if extent != 1 and stride != expected:
+            return False
+        expected *= extent
+    return True
+
+
+def _count(shape: Sequence[int]) -> int:
+    count = 1
+    for extent in shape:
+        count *= extent
+    return count
+
+
+def _from_cai(cai: dict[str, Any], name: str) -> DeviceArray:
+    dtype = from_typestr(cai.get("typestr", ""))
+    if dtype is None:
+        raise invalid(f"{name}: datatype {cai.get('typestr')!r} is not one Alloy reduces or moves "
+                      "(expected int8, uint8, int32, uint32, int64, uint64, float16, float32, float64; "
+                      "bfloat16 and float8 arrays through DLPack)")
+    shape = tuple(cai["shape"])
+    if not _contiguous(shape, cai.get("strides"), ITEMSIZE[dtype]):
+        raise invalid(f"{name}: the array is not contiguous (strides {tuple(cai['strides'])} for shape {shape}); "
+                      "expected a C-contiguous array")
+    address, _read_only = cai["data"]
+    stream = cai.get("stream")
+    return DeviceArray(int(address or 0), dtype, _count(shape), None if stream is None else int(stream))
+
+
+def _from_dlpack(obj: Any, name: str) -> DeviceArray:
+    try:
+        address, device_type, _device_id, code, bits, lanes, shape, strides = _alloy.dlpack_info(obj)
+    except Exception as err:  # the producer's own refusal (unsupported device, dtype, or layout)
+        raise invalid(f"{name}: cannot read the object through DLPack: {err}") from err
+    if device_type not in (_DLPACK_CUDA, _DLPACK_CUDA_MANAGED):
+        raise invalid(f"{name}: the array is in host memory (DLPack device type {device_type}); expected "
+                      "CUDA device memory")
+    dtype = from_dlpack(code, bits, lanes)
+    if dtype is None:
+        raise invalid(f"{name}: DLPack datatype (code {code}, {bits} bits, {lanes} lanes) is not one Alloy "
+                      "reduces or moves")
+    itemsize = ITEMSIZE[dtype]
+    byte_strides = [s * itemsize for s in strides] if strides else None
+    if not _contiguous(shape, byte_strides, itemsize):
+        raise invalid(f"{name}: the array is not contiguous (strides {tuple(strides)} elements for shape "
+                      f"{tuple(shape)}); expected a C-contiguous array")
+    return DeviceArray(address, dtype, _count(shape), None)
+
+
+def device_array(obj: Any, name: str) -> DeviceArray:
+    """The device array behind obj (the argument called ``name`` in messages)."""
+    try:
+        cai = obj.__cuda_array_interface__
+    except (AttributeError, TypeError):  # PyTorch raises TypeError for bfloat16, which DLPack then carries
+        cai = None
+    if cai is not None:
+        return _from_cai(cai, name)
+    if hasattr(obj, "__dlpack__"):
+        return _from_dlpack(obj, name)
+    raise invalid(f"{name}: a {type(obj).__name__} is not device memory Alloy can read (expected an object "
+                  "with __cuda_array_interface__ or __dlpack__ in CUDA device memory: CuPy, PyTorch, Numba)")
+
+
+def same_dtype(send: DeviceArray, recv: DeviceArray, function: str) -> None:
+    """Send and receive arrays of one operation share their datatype."""
+    if send.dtype != recv.dtype:
+        raise invalid(f"{function}: sendbuf is {send.dtype.name.lower()} but recvbuf is "
+                      f"{recv.dtype.name.lower()}; expected the same datatype")

@@ -42,6 +42,10 @@
 #                                       the worst Alloy/NCCL ratio of each size class against its target and
 #                                       a plot (scripts/versus-table.py); the logs packed in one tarball;
 #                                       scripts/gpu-check-versus.sh
+#   bash scripts/gpu-check.sh python    the alloy Python package built with the machine's Python (CuPy,
+#                                       PyTorch, mpi4py; its build tools as wheels in .whl/), its tests under
+#                                       mpirun at 2 and NGPU ranks, one per GPU, and the Python layer's cost
+#                                       per call (python/benchmarks/call_cost.py); scripts/gpu-check-python.sh
 #
 # Settings (environment), all modes:
 #   BUILD_DIR                 build folder (default build-gpu); SKIP_BUILD=1 reuses it as it is
@@ -155,9 +159,9 @@ usage() { sed -n '2,/^set -uo pipefail/p' "${BASH_SOURCE[0]}" | sed '$d' | sed '
 
 MODE=${1:-check}
 case $MODE in
-  check | stress | sanitize | hosts | overlap | nccl | versus) ;;
+  check | stress | sanitize | hosts | overlap | nccl | versus | python) ;;
   -h | --help | help) usage; exit 0 ;;
-  *) echo "gpu-check: unknown mode '$MODE' (check, stress, sanitize, hosts, overlap, nccl or versus)" >&2
+  *) echo "gpu-check: unknown mode '$MODE' (check, stress, sanitize, hosts, overlap, nccl, versus or python)" >&2
      exit 2 ;;
 esac
 
@@ -1201,6 +1205,11 @@ case $MODE in
   sanitize) mode_sanitize ;;
   hosts) mode_hosts ;;
   overlap) mode_overlap ;;
+  python)
+    # shellcheck source=scripts/gpu-check-python.sh
+    source scripts/gpu-check-python.sh
+    mode_python
+    ;;
   nccl | versus)
     # From the repository's root (the cd above): the script's own path may be relative to another folder.
     # shellcheck source=scripts/gpu-check-nccl.sh

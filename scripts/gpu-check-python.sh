@@ -1,0 +1,52 @@
+# shellcheck shell=bash
+# The python mode of scripts/gpu-check.sh (sourced by it; uses its find_gpus, run_bounded, start_budget,
+# run_limit, result_line and log): the alloy Python package's GPU half, one rank per GPU (issue #33):
+#   1. the package built with the GPU machine's Python (PYTHON_BIN, default /opt/torch/.venv/bin/python3,
+#      which has CuPy, PyTorch and mpi4py), from this tree, into a folder of its own ($PYTHON_SITE); the
+#      machine cannot reach PyPI, so the build's own needs (scikit-build-core, nanobind, and pathspec and
+#      packaging where missing) come as wheels carried in .whl/ (docs/python.md says which);
+#   2. python/tests under mpirun at 2 ranks and at NGPU ranks (the GPU tests: CuPy and PyTorch collectives
+#      against host references, alltoallv against mpi4py's Alltoallv, CUDA graphs replayed 100 times);
+#   3. python/benchmarks/call_cost.py: the Python layer's time per call over the C call.
+# A summary last. Settings: PYTHON_BIN, PYTHON_SITE (default /tmp/alloy-python), PYTHON_BUDGET (300 s).
+
+mode_python() {
+  find_gpus
+  local py=${PYTHON_BIN:-/opt/torch/.venv/bin/python3} site=${PYTHON_SITE:-/tmp/alloy-python}
+  local build_log=$RESULTS/python-build.log lines=() bad=0
+  [ -x "$py" ] || { log "no Python at $py (set PYTHON_BIN)"; exit 1; }
+  shopt -s nullglob
+  local wheels=(.whl/*.whl)
+  shopt -u nullglob
+  {
+    # The build's tools first (offline: only what .whl/ holds), then the package with them.
+    [ ${#wheels[@]} -eq 0 ] || "$py" -m pip install --no-index --no-deps --target "$site/tools" "${wheels[@]}" &&
+      PYTHONPATH="$site/tools${PYTHONPATH:+:$PYTHONPATH}" "$py" -m pip install --no-index --no-deps \
+        --no-build-isolation --target "$site/lib" ./python
+  } >"$build_log" 2>&1 || { log "the package did not build (see $build_log)"; exit 1; }
+  export PYTHONPATH="$site/lib${PYTHONPATH:+:$PYTHONPATH}"
+  start_budget "${PYTHON_BUDGET:-300}"
+  local np rc
+  for np in 2 "$NGPU"; do
+    rc=0
+    run_bounded "$(run_limit 150)" "$RESULTS/python-tests-np$np.log" mpirun -np "$np" --bind-to none \
+      -x PYTHONPATH -x NCCL_NVLS_ENABLE "$py" python/tests/run_ranks.py || rc=$?
+    lines+=("python tests np $np: $(grep -E '[0-9]+ passed|[0-9]+ failed' "$RESULTS/python-tests-np$np.log" |
+      tail -1 | tr -d '=') (exit $rc)")
+    [ "$rc" -ne 0 ] && bad=1
+  done
+  rc=0
+  run_bounded "$(run_limit 60)" "$RESULTS/python-call-cost.log" mpirun -np 2 --bind-to none -x PYTHONPATH \
+    -x NCCL_NVLS_ENABLE "$py" python/benchmarks/call_cost.py || rc=$?
+  [ "$rc" -ne 0 ] && bad=1
+  {
+    echo
+    echo "==== gpu-check python summary ===="
+    # shellcheck disable=SC2154  # gpu_name: set by gpu-check.sh's find_gpus
+    echo "machine: $NGPU x $gpu_name; one rank per GPU; Python $("$py" --version 2>&1)"
+    for line in "${lines[@]}"; do echo "$line"; done
+    grep -A4 '^call_cost' "$RESULTS/python-call-cost.log" || echo "call cost: FAILED (see $RESULTS/python-call-cost.log)"
+    result_line "$bad" 0 "$RESULTS/python-*.log" PYTHON_BUDGET
+  } | tee "$RESULTS/summary.txt"
+  [ "$bad" -eq 0 ]
+}

@@ -6,7 +6,7 @@ from typing import Any, Iterator, Sequence
 
 from . import _alloy
 from ._arrays import DeviceArray, device_array, same_dtype
-from ._errors import AlloyError, check, invalid
+from ._errors import INVALID_USAGE, AlloyError, check, invalid
 from ._streams import choose_stream
 from ._types import RedOp
 
@@ -69,7 +69,7 @@ class Comm:
     def handle(self) -> int:
         """The alloyComm_t, for C code; raises once the communicator is destroyed."""
         if not self._handle:
-            raise AlloyError(5, "the communicator was destroyed or aborted")
+            raise AlloyError(INVALID_USAGE, "the communicator was destroyed or aborted")
         return self._handle
 
     def destroy(self) -> None:

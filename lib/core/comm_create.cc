@@ -180,10 +180,12 @@ alloyResult_t checkOneRankPerProcess(const std::vector<EndpointBlob>& blobs) {
   std::map<std::pair<uint64_t, int>, size_t> firstOfProcess;
   for (size_t r = 0; r < blobs.size(); ++r) {
     const auto [at, inserted] = firstOfProcess.emplace(std::make_pair(blobs[r].hostHash, blobs[r].pid), r);
+    // The host name came from a peer: at most its field, terminated or not.
+    const int nameBytes = static_cast<int>(strnlen(blobs[r].hostName, kHostNameBytes));
     if (!inserted)
       return fail(alloyInvalidUsage,
-                  "ranks %zu and %zu of the communicator are in one process (pid %d on %s); Alloy runs one rank "
-                  "per process", at->second, r, blobs[r].pid, blobs[r].hostName);
+                  "ranks %zu and %zu of the communicator are in one process (pid %d on %.*s); Alloy runs one rank "
+                  "per process", at->second, r, blobs[r].pid, nameBytes, blobs[r].hostName);
   }
   return alloySuccess;
 }

@@ -135,13 +135,14 @@ def test_torch_tensors_graph_and_bfloat16(gpu_comm: alloy.Comm) -> None:
     y = torch.full_like(x, POISON)
     side = torch.cuda.Stream()
     side.wait_stream(torch.cuda.current_stream())
+    # PyTorch's __cuda_array_interface__ names no stream: the current one is passed.
     with torch.cuda.stream(side):
-        gpu_comm.allreduce(x, y)  # warm-up outside the capture, as PyTorch asks
+        gpu_comm.allreduce(x, y, stream=torch.cuda.current_stream())  # warm-up outside the capture
     torch.cuda.current_stream().wait_stream(side)
     graph = torch.cuda.CUDAGraph()
     with torch.cuda.graph(graph):
         x.add_(1)
-        gpu_comm.allreduce(x, y)
+        gpu_comm.allreduce(x, y, stream=torch.cuda.current_stream())
     for _ in range(100):
         graph.replay()
     torch.cuda.synchronize()

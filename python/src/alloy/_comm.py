@@ -33,8 +33,8 @@ class Comm:
 
     Collectives enqueue on a CUDA stream and return at once. ``stream`` may be an int handle or a stream
     object (``__cuda_stream__``, ``cuda_stream``, ``ptr``); by default an operation runs on the stream its
-    first array names in ``__cuda_array_interface__`` (CuPy and PyTorch give their current stream), else on
-    the legacy default stream. Where ``stream`` is given and an array names another stream, ``stream`` first
+    first array names in ``__cuda_array_interface__`` (CuPy gives its current stream; PyTorch names none),
+    else on the legacy default stream. Where ``stream`` is given and an array names another stream, ``stream`` first
     waits for that one.
     """
 

@@ -17,6 +17,7 @@
 
 #include "env.h"
 #include "error.h"
+#include "hello_gate.h"
 #include "log.h"
 #include "socket.h"
 #include "wire.h"
@@ -24,13 +25,11 @@
 namespace alloy {
 namespace {
 
-// How long the root waits for one connection's hello: a connection that says nothing (a port scanner)
-// must not hold up the ranks behind it for long.
-constexpr long long kHelloWaitMs = 5000;
-// More ranks than this in one hello is a damaged message, not a job.
-constexpr int kMaxRanks = 1 << 24;
-// How often a waiting root checks whether the process is exiting.
-constexpr long long kStopCheckMs = 100;
+// How long a reply to one connection may take (a few hundred bytes: the socket's buffer takes them).
+constexpr long long kReplyWaitMs = 5000;
+// More ranks than this in one hello is a damaged message, not a job: the root keeps a socket and an
+// address per rank (about 32 MB at this bound). docs/nccl-compat.md.
+constexpr int kMaxRanks = 1 << 20;
 
 RootReply replyOf(alloyResult_t status, const std::string& message) {
   RootReply reply;
@@ -46,28 +45,41 @@ class Root {
   Root(Socket listener, SocketAddress address, uint64_t secret, long long timeoutMs)
       : listener_(std::move(listener)), address_(address), secret_(secret), timeoutMs_(timeoutMs) {}
 
-  // Until every rank has its table, the ranks fail, or stop() is called.
+  // Until every rank has its table, the ranks fail, or stop() is called; then the listener closes, so that
+  // a rank that comes later hears at once that nobody serves the id.
   void serve() {
+    if (gather()) sendTables();
+    listener_ = Socket();
+  }
+
+  // Takes connections side by side (HelloGate) until every rank has registered: true, or false once the
+  // ranks were failed or the root stops. The deadline moves only when a rank registers: connections
+  // without the id's secret can neither hold the root up nor keep it alive.
+  bool gather() {
+    HelloGate gate(listener_, sizeof(RootHello), "bootstrap root " + address_.describe());
     Deadline deadline = deadlineAfterMs(timeoutMs_);
     while (nranks_ < 0 || arrived_ < nranks_) {
-      Socket connection;
-      SocketAddress from;
-      const alloyResult_t accepted =
-          acceptOne(listener_, std::min(deadline, deadlineAfterMs(kStopCheckMs)), &connection, &from);
-      if (stopping_) {
+      HelloGate::Arrival arrival;
+      const alloyResult_t got = gate.next(deadline, [this] { return stopping_.load(); }, &arrival);
+      if (got == alloyInProgress) {
         // Ranks waiting are told why; an id nobody used ends silently with the process.
         if (arrived_ > 0) failAll(alloyRemoteError, "the process that holds the root is exiting");
-        return;
+        return false;
       }
-      if (accepted != alloySuccess) {
-        if (std::chrono::steady_clock::now() < deadline) continue;
+      if (got != alloySuccess) {
         failAll(alloyTimeout, nranks_ < 0 ? "no rank" : "only " + std::to_string(arrived_) + " of " +
                                                             std::to_string(nranks_) + " ranks");
-        return;
+        return false;
       }
-      if (admit(std::move(connection), from)) deadline = deadlineAfterMs(timeoutMs_);
-      if (failed_) return;
+      RootHello hello;
+      std::memcpy(&hello, arrival.hello.data(), sizeof(hello));
+      if (admit(std::move(arrival.socket), arrival.from, hello, &gate)) deadline = deadlineAfterMs(timeoutMs_);
+      if (failed_) return false;
     }
+    return true;
+  }
+
+  void sendTables() {
     const RootReply ok = replyOf(alloySuccess, "");
     for (int r = 0; r < nranks_; ++r) {
       const Deadline sendDeadline = deadlineAfterMs(timeoutMs_);
@@ -92,22 +104,15 @@ class Root {
   }
 
  private:
-  // Takes one connection's hello; true when it registered a new rank.
-  bool admit(Socket connection, const SocketAddress& from) {
-    RootHello hello;
-    if (recvAll(connection, &hello, sizeof(hello), deadlineAfterMs(kHelloWaitMs), "hello") != alloySuccess) {
-      logWarn("bootstrap root %s: ignored a connection from %s: %s", address_.describe().c_str(),
-              from.describe().c_str(), lastError());
-      return false;
-    }
+  // Takes one connection's complete hello; true when it registered a new rank.
+  bool admit(Socket connection, const SocketAddress& from, const RootHello& hello, HelloGate* gate) {
     if (!presents(hello.header, secret_)) {
-      logWarn("bootstrap root %s: refused a connection from %s: it did not present this unique id's secret",
-              address_.describe().c_str(), from.describe().c_str());
+      gate->turnedAway(from, "it did not present this unique id's secret");
       const RootReply refusal = replyOf(
           alloyInvalidArgument, "commId: the root at " + address_.describe() +
                                     " refused this unique id: its secret does not match the root's (an id copied "
                                     "wrongly, or one of another job)");
-      sendAll(connection, &refusal, sizeof(refusal), deadlineAfterMs(kHelloWaitMs), "refusal");
+      sendAll(connection, &refusal, sizeof(refusal), deadlineAfterMs(kReplyWaitMs), "refusal");
       return false;
     }
     std::string problem;
@@ -132,7 +137,7 @@ class Root {
       return false;
     }
     const RootReply registered = replyOf(alloyInProgress, "");
-    if (sendAll(connection, &registered, sizeof(registered), deadlineAfterMs(kHelloWaitMs), "acknowledgement") !=
+    if (sendAll(connection, &registered, sizeof(registered), deadlineAfterMs(kReplyWaitMs), "acknowledgement") !=
         alloySuccess) {
       logWarn("bootstrap root %s: rank %d left before its registration was acknowledged: %s",
               address_.describe().c_str(), hello.rank, lastError());
@@ -158,7 +163,7 @@ class Root {
     logWarn("%s", message.c_str());
     const RootReply reply = replyOf(status, message);
     for (Socket& rank : ranks_)
-      if (rank.valid()) sendAll(rank, &reply, sizeof(reply), deadlineAfterMs(kHelloWaitMs), "failure");
+      if (rank.valid()) sendAll(rank, &reply, sizeof(reply), deadlineAfterMs(kReplyWaitMs), "failure");
   }
 
   Socket listener_;

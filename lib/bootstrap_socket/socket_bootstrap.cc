@@ -5,6 +5,7 @@
 #include <string>
 
 #include "error.h"
+#include "hello_gate.h"
 #include "log.h"
 #include "root.h"
 #include "wire.h"
@@ -42,22 +43,19 @@ alloyResult_t registerWithRoot(const UniqueIdContents& id, int nranks, int rank,
 }
 
 // Accepts connections until the previous rank's arrives; strangers (another secret or rank) are logged
-// and dropped, and one that says nothing holds the ring up for a few seconds at most.
+// and dropped, and those that say nothing hold up nobody (HelloGate).
 alloyResult_t acceptPrevious(const Socket& listener, uint64_t secret, int previous, Deadline deadline, Socket* out) {
-  constexpr long long kHelloWaitMs = 5000;
+  HelloGate gate(listener, sizeof(PeerHello), "bootstrap: the listener for rank " + std::to_string(previous));
   for (;;) {
-    Socket connection;
-    SocketAddress from;
-    ALLOY_TRY(acceptOne(listener, deadline, &connection, &from));
+    HelloGate::Arrival arrival;
+    ALLOY_TRY(gate.next(deadline, nullptr, &arrival));
     PeerHello hello;
-    const Deadline helloDeadline = std::min(deadline, deadlineAfterMs(kHelloWaitMs));
-    if (recvAll(connection, &hello, sizeof(hello), helloDeadline, "a ring neighbour's hello") == alloySuccess &&
-        presents(hello.header, secret) && hello.rank == previous) {
-      *out = std::move(connection);
+    std::memcpy(&hello, arrival.hello.data(), sizeof(hello));
+    if (presents(hello.header, secret) && hello.rank == previous) {
+      *out = std::move(arrival.socket);
       return alloySuccess;
     }
-    logWarn("bootstrap: refused a connection from %s: it is not rank %d of this communicator presenting its secret",
-            from.describe().c_str(), previous);
+    gate.turnedAway(arrival.from, "it is not the previous rank of this communicator presenting its secret");
   }
 }
 

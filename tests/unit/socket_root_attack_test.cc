@@ -1,0 +1,152 @@
+// The unique-id bootstrap under attack from whoever can reach the root's port (ranks on threads of this
+// process): connections that say nothing, a flood of them, a trickle that keeps coming, garbage, a wrong
+// secret, a holder of the secret declaring a huge job. The job must still form at once where its ranks all
+// come, and fail within one timeout, on every rank and with the reason, where they do not.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstdlib>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "error.h"
+#include "root.h"
+#include "socket.h"
+#include "socket_bootstrap.h"
+#include "wire.h"
+
+namespace {
+
+using alloy::kUniqueIdBytes;
+using Clock = std::chrono::steady_clock;
+
+struct Timeout {
+  explicit Timeout(const char* ms) { setenv("ALLOY_BOOTSTRAP_TIMEOUT_MS", ms, 1); }
+  ~Timeout() { unsetenv("ALLOY_BOOTSTRAP_TIMEOUT_MS"); }
+};
+
+struct Joined {
+  alloyResult_t result = alloyInternalError;  // poisoned
+  std::string message;
+  std::unique_ptr<alloy::Bootstrap> bootstrap;
+};
+
+// Every rank of an nranks job joins on a thread of its own; the results by rank.
+std::vector<Joined> joinAll(const uint8_t* id, int nranks, int ranksThatCome) {
+  std::vector<Joined> joined(ranksThatCome);
+  std::vector<std::thread> threads;
+  for (int r = 0; r < ranksThatCome; ++r)
+    threads.emplace_back([&, r] {
+      joined[r].result = alloy::SocketBootstrap::join(id, nranks, r, &joined[r].bootstrap);
+      joined[r].message = alloy::lastError();
+    });
+  for (std::thread& t : threads) t.join();
+  return joined;
+}
+
+alloy::SocketAddress rootOf(const uint8_t* id) {
+  alloy::UniqueIdContents contents;
+  EXPECT_EQ(alloy::decodeUniqueId(id, "commId", &contents), alloySuccess);
+  return contents.root;
+}
+
+// A connection to the root that sends `bytes` of junk (none: it says nothing) and stays open.
+alloy::Socket stranger(const alloy::SocketAddress& root, size_t bytes) {
+  alloy::Socket s;
+  EXPECT_EQ(alloy::connectTo(root, alloy::deadlineAfterMs(5000), "the root", &s), alloySuccess) << alloy::lastError();
+  if (bytes > 0) {
+    const std::vector<unsigned char> junk(bytes, 0xA5);
+    EXPECT_EQ(alloy::sendAll(s, junk.data(), junk.size(), alloy::deadlineAfterMs(5000), "junk"), alloySuccess);
+  }
+  return s;
+}
+
+double secondsSince(Clock::time_point start) { return std::chrono::duration<double>(Clock::now() - start).count(); }
+
+void expectFormed(const std::vector<Joined>& joined) {
+  for (size_t r = 0; r < joined.size(); ++r)
+    EXPECT_EQ(joined[r].result, alloySuccess) << "rank " << r << ": " << joined[r].message;
+}
+
+// Silent connections, a flood of 200 of them, garbage (partial and whole hellos) opened before the ranks
+// come: the job forms at once (one silent connection used to cost every rank behind it 5 s).
+TEST(SocketRootAttack, StrangersBeforeTheRanksHoldUpNobody) {
+  Timeout timeout("20000");
+  for (const size_t strangers : {size_t{3}, size_t{200}}) {
+    uint8_t id[kUniqueIdBytes];
+    ASSERT_EQ(alloy::startRoot(id), alloySuccess) << alloy::lastError();
+    const alloy::SocketAddress root = rootOf(id);
+    std::vector<alloy::Socket> held;
+    // Silent, a few bytes of a hello, a whole hello's worth of garbage, in turn.
+    for (size_t k = 0; k < strangers; ++k)
+      held.push_back(stranger(root, k % 3 == 1 ? 7 : k % 3 == 2 ? sizeof(alloy::RootHello) : 0));
+    const auto start = Clock::now();
+    expectFormed(joinAll(id, 3, 3));
+    EXPECT_LT(secondsSince(start), 4.0) << strangers << " strangers held the job up";
+  }
+}
+
+// A stranger that presents a wrong secret is told so; the ranks beside it form the job.
+TEST(SocketRootAttack, WrongSecretBesideTheRanks) {
+  Timeout timeout("20000");
+  uint8_t id[kUniqueIdBytes];
+  ASSERT_EQ(alloy::startRoot(id), alloySuccess) << alloy::lastError();
+  alloy::UniqueIdContents contents;
+  ASSERT_EQ(alloy::decodeUniqueId(id, "commId", &contents), alloySuccess);
+  contents.secret ^= 0x5555;
+  uint8_t forged[kUniqueIdBytes];
+  alloy::encodeUniqueId(contents, forged);
+  Joined refused;
+  std::thread intruder([&] {
+    refused.result = alloy::SocketBootstrap::join(forged, 3, 0, &refused.bootstrap);
+    refused.message = alloy::lastError();
+  });
+  expectFormed(joinAll(id, 3, 3));
+  intruder.join();
+  EXPECT_EQ(refused.result, alloyInvalidArgument) << refused.message;
+  EXPECT_NE(refused.message.find("secret does not match"), std::string::npos) << refused.message;
+}
+
+// Silent connections that keep coming, one every 20 ms, while a rank of two waits for the other: the root
+// still fails the job at its timeout, naming the missing rank, instead of waiting for the trickle to stop.
+TEST(SocketRootAttack, ATrickleCannotExtendTheTimeout) {
+  Timeout timeout("1500");
+  uint8_t id[kUniqueIdBytes];
+  ASSERT_EQ(alloy::startRoot(id), alloySuccess) << alloy::lastError();
+  const alloy::SocketAddress root = rootOf(id);
+  std::atomic<bool> done{false};
+  std::thread trickle([&] {
+    std::vector<alloy::Socket> held;
+    for (int k = 0; k < 300 && !done; ++k) {
+      alloy::Socket s;
+      if (alloy::connectTo(root, alloy::deadlineAfterMs(200), "the root", &s) == alloySuccess)
+        held.push_back(std::move(s));
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+  });
+  const auto start = Clock::now();
+  const std::vector<Joined> joined = joinAll(id, 2, 1);
+  const double waited = secondsSince(start);
+  done = true;
+  trickle.join();
+  EXPECT_EQ(joined[0].result, alloyTimeout) << joined[0].message;
+  EXPECT_NE(joined[0].message.find("only 1 of 2 ranks"), std::string::npos) << joined[0].message;
+  EXPECT_LT(waited, 4.0);
+}
+
+// A holder of the secret that declares more ranks than any job (the root would have allocated for all of
+// them): refused at once with the reason, and so is the real rank beside it.
+TEST(SocketRootAttack, AHugeDeclaredJobIsRefused) {
+  Timeout timeout("20000");
+  uint8_t id[kUniqueIdBytes];
+  ASSERT_EQ(alloy::startRoot(id), alloySuccess) << alloy::lastError();
+  Joined huge;
+  huge.result = alloy::SocketBootstrap::join(id, (1 << 20) + 1, 0, &huge.bootstrap);
+  huge.message = alloy::lastError();
+  EXPECT_EQ(huge.result, alloyInvalidUsage) << huge.message;
+  EXPECT_NE(huge.message.find("gave nranks 1048577"), std::string::npos) << huge.message;
+}
+
+}  // namespace

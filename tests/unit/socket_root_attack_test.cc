@@ -11,37 +11,25 @@
 #include <thread>
 #include <vector>
 
+#include "bootstrap_test_util.h"
 #include "error.h"
 #include "root.h"
 #include "socket.h"
-#include "socket_bootstrap.h"
 #include "wire.h"
 
 namespace {
 
 using alloy::kUniqueIdBytes;
+using bootstrap_test::Joined;
+using bootstrap_test::join;
+using Timeout = bootstrap_test::ShortTimeout;
 using Clock = std::chrono::steady_clock;
 
-struct Timeout {
-  explicit Timeout(const char* ms) { setenv("ALLOY_BOOTSTRAP_TIMEOUT_MS", ms, 1); }
-  ~Timeout() { unsetenv("ALLOY_BOOTSTRAP_TIMEOUT_MS"); }
-};
-
-struct Joined {
-  alloyResult_t result = alloyInternalError;  // poisoned
-  std::string message;
-  std::unique_ptr<alloy::Bootstrap> bootstrap;
-};
-
-// Every rank of an nranks job joins on a thread of its own; the results by rank.
+// Ranks 0 .. ranksThatCome - 1 of an nranks job join, each on a thread of its own; the results by rank.
 std::vector<Joined> joinAll(const uint8_t* id, int nranks, int ranksThatCome) {
   std::vector<Joined> joined(ranksThatCome);
   std::vector<std::thread> threads;
-  for (int r = 0; r < ranksThatCome; ++r)
-    threads.emplace_back([&, r] {
-      joined[r].result = alloy::SocketBootstrap::join(id, nranks, r, &joined[r].bootstrap);
-      joined[r].message = alloy::lastError();
-    });
+  for (int r = 0; r < ranksThatCome; ++r) threads.emplace_back([&, r] { joined[r] = join(id, nranks, r); });
   for (std::thread& t : threads) t.join();
   return joined;
 }
@@ -93,16 +81,10 @@ TEST(SocketRootAttack, WrongSecretBesideTheRanks) {
   Timeout timeout("20000");
   uint8_t id[kUniqueIdBytes];
   ASSERT_EQ(alloy::startRoot(id), alloySuccess) << alloy::lastError();
-  alloy::UniqueIdContents contents;
-  ASSERT_EQ(alloy::decodeUniqueId(id, "commId", &contents), alloySuccess);
-  contents.secret ^= 0x5555;
   uint8_t forged[kUniqueIdBytes];
-  alloy::encodeUniqueId(contents, forged);
+  bootstrap_test::forge(id, 0x5555, forged);
   Joined refused;
-  std::thread intruder([&] {
-    refused.result = alloy::SocketBootstrap::join(forged, 3, 0, &refused.bootstrap);
-    refused.message = alloy::lastError();
-  });
+  std::thread intruder([&] { refused = join(forged, 3, 0); });
   expectFormed(joinAll(id, 3, 3));
   intruder.join();
   EXPECT_EQ(refused.result, alloyInvalidArgument) << refused.message;
@@ -142,9 +124,7 @@ TEST(SocketRootAttack, AHugeDeclaredJobIsRefused) {
   Timeout timeout("20000");
   uint8_t id[kUniqueIdBytes];
   ASSERT_EQ(alloy::startRoot(id), alloySuccess) << alloy::lastError();
-  Joined huge;
-  huge.result = alloy::SocketBootstrap::join(id, (1 << 20) + 1, 0, &huge.bootstrap);
-  huge.message = alloy::lastError();
+  const Joined huge = join(id, (1 << 20) + 1, 0);
   EXPECT_EQ(huge.result, alloyInvalidUsage) << huge.message;
   EXPECT_NE(huge.message.find("gave nranks 1048577"), std::string::npos) << huge.message;
 }

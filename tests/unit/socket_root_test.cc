@@ -13,6 +13,7 @@
 #include <string>
 #include <thread>
 
+#include "bootstrap_test_util.h"
 #include "comm.h"
 #include "error.h"
 #include "root.h"
@@ -22,25 +23,9 @@
 namespace {
 
 using alloy::kUniqueIdBytes;
-
-struct Joined {
-  alloyResult_t result = alloyInternalError;  // poisoned
-  std::string message;
-  std::unique_ptr<alloy::Bootstrap> bootstrap;
-};
-
-Joined join(const uint8_t* id, int nranks, int rank) {
-  Joined j;
-  j.result = alloy::SocketBootstrap::join(id, nranks, rank, &j.bootstrap);
-  j.message = alloy::lastError();
-  return j;
-}
-
-// Scoped ALLOY_BOOTSTRAP_TIMEOUT_MS, read at each root start and join.
-struct ShortTimeout {
-  explicit ShortTimeout(const char* ms) { setenv("ALLOY_BOOTSTRAP_TIMEOUT_MS", ms, 1); }
-  ~ShortTimeout() { unsetenv("ALLOY_BOOTSTRAP_TIMEOUT_MS"); }
-};
+using bootstrap_test::Joined;
+using bootstrap_test::join;
+using bootstrap_test::ShortTimeout;
 
 bool has(const std::string& message, const char* text) { return message.find(text) != std::string::npos; }
 
@@ -94,11 +79,8 @@ TEST(SocketRoot, InterfaceChoice) {
 TEST(SocketRoot, WrongSecretIsRefusedAndTheRootServesTheRightOne) {
   uint8_t id[kUniqueIdBytes];
   ASSERT_EQ(alloy::startRoot(id), alloySuccess) << alloy::lastError();
-  alloy::UniqueIdContents contents;
-  ASSERT_EQ(alloy::decodeUniqueId(id, "commId", &contents), alloySuccess);
-  contents.secret ^= 1;
   uint8_t forged[kUniqueIdBytes];
-  alloy::encodeUniqueId(contents, forged);
+  bootstrap_test::forge(id, 1, forged);
   Joined refused = join(forged, 1, 0);
   EXPECT_EQ(refused.result, alloyInvalidArgument) << refused.message;
   EXPECT_TRUE(has(refused.message, "secret does not match")) << refused.message;

@@ -10,6 +10,11 @@ namespace alloy {
 // all-gather. ALLOY_ALLREDUCE_ONESHOT_MAX_BYTES overrides the default for nranks.
 size_t allreduceOneShotMaxBytes(int nranks);
 
+// Largest buffer (bytes of the whole input) that a reduction hands to the direct engine, which takes it
+// only where its staging areas hold it too (ALLOY_DIRECT_BYTES, set at creation): ALLOY_DIRECT_MAX_BYTES,
+// read on every call; by default the areas alone decide. 0 keeps every reduction on the rings.
+size_t directMaxBytes();
+
 // Part p of a count-element buffer split over n ranks: its first element and length. Parts are whole
 // 16-byte vectors where the buffer is large enough, so that the reduction stays vectorised; the last
 // parts may be shorter or empty.

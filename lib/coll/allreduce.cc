@@ -1,13 +1,15 @@
 // alloyAllReduce. Small buffers run one-shot: every rank sends its whole buffer to every peer and
 // reduces all of them in rank order, one launch. Larger ones run reduce-scatter (rank r reduces part r,
-// once) then all-gather of the reduced parts. Either way every rank ends with the same bits: one-shot
-// ranks all compute the same reduction in the same order, and in reduce-scatter + all-gather each part
-// is computed by one rank only. Between hosts: across_hosts.h.
+// once) then all-gather of the reduced parts: in one launch of the direct engine (two-shot) while its
+// staging holds them, else as a launch of each over the rings. Either way every rank ends with the same
+// bits: one-shot ranks all compute the same reduction in the same order, and in reduce-scatter +
+// all-gather each part is computed by one rank only. Between hosts: across_hosts.h.
 #include "across_hosts.h"
 #include "algorithm.h"
 #include "arguments.h"
 #include "comm.h"
 #include "datatype.h"
+#include "direct_plan.h"
 #include "error.h"
 #include "p2p_plan.h"
 #include "reduce_plan.h"
@@ -55,7 +57,12 @@ extern "C" ALLOY_API alloyResult_t alloyAllReduce(const void* sendbuff, void* re
   ALLOY_TRY(checkInPlaceOrDisjoint(sendbuff, bytes, recvbuff, bytes, recvbuff, fn));
   if (bytes == 0) return alloySuccess;
   if (comm->topology.spansHosts()) return allReduceAcrossHosts(sendbuff, recvbuff, count, datatype, op, comm, stream, fn);
-  if (bytes > allreduceOneShotMaxBytes(comm->nranks))
+  DirectPlan direct(comm, datatype, op, kOpAllReduce);
+  const bool oneShot = bytes <= allreduceOneShotMaxBytes(comm->nranks);
+  if (oneShot ? direct.planOneShot(sendbuff, recvbuff, bytes)
+              : direct.planTwoShot(sendbuff, recvbuff, count, dataTypeSize(datatype)))
+    return direct.launch(stream, fn);
+  if (!oneShot)
     return reduceScatterAllGather(static_cast<const char*>(sendbuff), static_cast<char*>(recvbuff), count, datatype,
                                   op, comm, stream, fn);
   ReducePlan plan(comm, datatype, op, kOpAllReduce);

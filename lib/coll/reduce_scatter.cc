@@ -1,9 +1,11 @@
 // alloyReduceScatter: rank r sends part p of its buffer to rank p and reduces part r of every rank's
-// buffer, in rank order, as the parts arrive (one launch). Between hosts: across_hosts.h.
+// buffer, in rank order (one launch): through the direct engine's staging while it holds the parts,
+// else over the rings as the parts arrive. Between hosts: across_hosts.h.
 #include "across_hosts.h"
 #include "arguments.h"
 #include "comm.h"
 #include "datatype.h"
+#include "direct_plan.h"
 #include "error.h"
 #include "reduce_plan.h"
 
@@ -30,6 +32,8 @@ extern "C" ALLOY_API alloyResult_t alloyReduceScatter(const void* sendbuff, void
   if (partBytes == 0) return alloySuccess;
   if (comm->topology.spansHosts())
     return reduceScatterAcrossHosts(sendbuff, recvbuff, recvcount, datatype, op, comm, stream, fn);
+  DirectPlan direct(comm, datatype, op, kOpReduceScatter);
+  if (direct.planReduceScatter(sendbuff, recvbuff, partBytes)) return direct.launch(stream, fn);
   ReducePlan plan(comm, datatype, op, kOpReduceScatter);
   for (int peer = 0; peer < comm->nranks; ++peer)
     if (peer != comm->rank) plan.addSend(peer, send + peer * partBytes, partBytes);

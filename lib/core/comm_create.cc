@@ -125,6 +125,7 @@ void fillEngineSettings(int nranks, EndpointBlob* blob) {
   blob->engineSlots = static_cast<uint32_t>(g.slots);
   blob->engineSlotBytes = g.slotBytes;
   blob->engineLowLatencyMaxBytes = g.lowLatencyMaxBytes;
+  blob->engineDirectAreaBytes = g.directAreaBytes;
   const net::NetGeometry n = net::netGeometry();
   blob->netSlots = static_cast<uint32_t>(n.slots);
   blob->netSlotBytes = n.slotBytes;
@@ -146,6 +147,7 @@ alloyResult_t checkEngineSettingsAgree(const std::vector<EndpointBlob>& blobs) {
       {"ALLOY_SLOTS", false, [](const EndpointBlob& b) -> uint64_t { return b.engineSlots; }},
       {"ALLOY_SLOT_BYTES", false, [](const EndpointBlob& b) -> uint64_t { return b.engineSlotBytes; }},
       {"ALLOY_LL_MAX_BYTES", false, [](const EndpointBlob& b) -> uint64_t { return b.engineLowLatencyMaxBytes; }},
+      {"ALLOY_DIRECT_BYTES", false, [](const EndpointBlob& b) -> uint64_t { return b.engineDirectAreaBytes; }},
       {"ALLOY_NET_SLOTS", true, [](const EndpointBlob& b) -> uint64_t { return b.netSlots; }},
       {"ALLOY_NET_SLOT_BYTES", true, [](const EndpointBlob& b) -> uint64_t { return b.netSlotBytes; }},
       {"ALLOY_NET_STAGING_BYTES", true, [](const EndpointBlob& b) -> uint64_t { return b.netStagingBytes; }},

@@ -10,7 +10,7 @@
 namespace alloy {
 
 constexpr uint32_t kEndpointMagic = 0xa1103b10u;
-constexpr uint32_t kEndpointVersion = 5;
+constexpr uint32_t kEndpointVersion = 6;
 constexpr int kHostNameBytes = 64;
 constexpr int kNetAddressBytes = 1024;
 constexpr int kNetKeyBytes = 512;
@@ -34,12 +34,13 @@ struct EndpointBlob {
   cudaIpcMemHandle_t workspaceHandle;
   cudaIpcMemHandle_t signalHandle;
   // The GPU engine's settings as this rank read them from the environment (ALLOY_CHANNELS, ALLOY_SLOTS,
-  // ALLOY_SLOT_BYTES, ALLOY_LL_MAX_BYTES): sender and receiver must cut and flag chunks alike, so every
+  // ALLOY_SLOT_BYTES, ALLOY_LL_MAX_BYTES, ALLOY_DIRECT_BYTES): sender and receiver must cut and flag chunks alike, so every
   // rank must hold the same values; creation compares them (all ranks, host-only ones too).
   uint32_t engineChannels;
   uint32_t engineSlots;
   uint64_t engineSlotBytes;
   uint64_t engineLowLatencyMaxBytes;
+  uint64_t engineDirectAreaBytes;
   // The network's staging geometry (ALLOY_NET_SLOTS, ALLOY_NET_SLOT_BYTES, ALLOY_NET_EAGER_BYTES) and
   // budget (ALLOY_NET_STAGING_BYTES), compared across all ranks: they decide the capacity and the eager
   // slots every rank must agree on.

@@ -1,5 +1,6 @@
 // Reduction of one chunk by all threads of a block: dst[i] = in[0][i] op in[1][i] op ... op in[n-1][i],
-// always in that order, so every rank that reduces the same inputs gets the same bits. Inputs are the
+// stored to one or several destinations (the direct engine hands a reduced part to every peer as it
+// stores its own), always in that order, so every rank that reduces the same inputs gets the same bits. Inputs are the
 // ranks' contributions in rank order (the own one read from the user's buffer, the peers' from ring
 // slots). 16-byte vectors when every pointer is 16-byte aligned (ring slots always are; user buffers
 // usually), several vectors in flight per thread; element by element otherwise and for the tail.
@@ -46,7 +47,8 @@ constexpr int kInputsInFlight = 4;
 
 // U vectors of 16 bytes per thread and step from every input, kInputsInFlight inputs' loads at a time.
 template <typename T, int Op, int U>
-__device__ inline void reduceVectors(char* dst, const char* const* in, int n, size_t first, size_t stride) {
+__device__ inline void reduceVectors(char* const* dst, int numDst, const char* const* in, int n, size_t first,
+                                     size_t stride) {
   using A = Accumulate<T>;
   constexpr int E = 16 / sizeof(T);
   typename A::Acc acc[U][E];
@@ -78,16 +80,18 @@ __device__ inline void reduceVectors(char* dst, const char* const* in, int n, si
     for (int e = 0; e < E; ++e) out[e] = finish<T, Op>(acc[u][e], n);
     uint4 packed;
     memcpy(&packed, out, 16);
-    reinterpret_cast<uint4*>(dst)[first + u * stride] = packed;
+    for (int d = 0; d < numDst; ++d) reinterpret_cast<uint4*>(dst[d])[first + u * stride] = packed;
   }
 }
 
-// in[0..n) are the inputs in rank order; bytes is a whole number of elements.
+// in[0..n) are the inputs in rank order, dst[0..numDst) the destinations; bytes is a whole number of
+// elements.
 template <typename T, int Op>
-__device__ void blockReduce(char* dst, const char* const* in, int n, size_t bytes) {
+__device__ void blockReduce(char* const* dst, int numDst, const char* const* in, int n, size_t bytes) {
   using A = Accumulate<T>;
   const size_t tid = threadIdx.x, nthreads = blockDim.x;
-  bool aligned = (reinterpret_cast<uintptr_t>(dst) & 15) == 0;
+  bool aligned = true;
+  for (int d = 0; d < numDst; ++d) aligned = aligned && (reinterpret_cast<uintptr_t>(dst[d]) & 15) == 0;
   for (int q = 0; q < n; ++q) aligned = aligned && (reinterpret_cast<uintptr_t>(in[q]) & 15) == 0;
   const size_t vectors = aligned ? bytes / 16 : 0;
 
@@ -97,13 +101,14 @@ __device__ void blockReduce(char* dst, const char* const* in, int n, size_t byte
   constexpr int kUnroll = kElements >= 8 ? 1 : 8 / kElements;
   size_t i = tid;
   for (; i + (kUnroll - 1) * nthreads < vectors; i += kUnroll * nthreads)
-    reduceVectors<T, Op, kUnroll>(dst, in, n, i, nthreads);
-  for (; i < vectors; i += nthreads) reduceVectors<T, Op, 1>(dst, in, n, i, nthreads);
+    reduceVectors<T, Op, kUnroll>(dst, numDst, in, n, i, nthreads);
+  for (; i < vectors; i += nthreads) reduceVectors<T, Op, 1>(dst, numDst, in, n, i, nthreads);
 
   for (size_t k = vectors * 16 + tid * sizeof(T); k < bytes; k += nthreads * sizeof(T)) {
     typename A::Acc acc = A::widen(loadElement<T>(in[0] + k));
     for (int q = 1; q < n; ++q) acc = combine<T, Op>(acc, A::widen(loadElement<T>(in[q] + k)));
-    storeElement<T>(dst + k, finish<T, Op>(acc, n));
+    const T out = finish<T, Op>(acc, n);
+    for (int d = 0; d < numDst; ++d) storeElement<T>(dst[d] + k, out);
   }
 }
 

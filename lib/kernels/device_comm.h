@@ -16,6 +16,7 @@ namespace alloy {
 
 constexpr int kMaxLocalRanks = 16;  // ranks of one host served by the IPC engine
 constexpr int kMaxChannels = 32;    // parallel streams of chunks between one pair of ranks
+constexpr int kMaxDirectBlocks = 32;  // blocks of a launch of the direct engine (direct_kernel.h)
 
 // Layout of a rank's signal area (64-bit words). posted and consumed are written by peers over
 // NVLink/PCIe and each sits on its own 64-byte line; sent and recvd are this rank's own counters.
@@ -40,7 +41,17 @@ struct SignalLayout {
   static constexpr size_t kHandshakeBase = 2 * kPairs * kLine + 2 * kPairs + 2 * kMaxLocalRanks * kLine;
   ALLOY_HOST_DEVICE static constexpr size_t handshakes() { return kHandshakeBase; }
   ALLOY_HOST_DEVICE static constexpr size_t verdict() { return kHandshakeBase + 1; }
-  static constexpr size_t kWords = kHandshakeBase + kLine;
+  // The direct engine (direct_kernel.h): the step that block b of the peer src last finished towards
+  // this rank, each on its own line; then the operations block b of this rank has run.
+  static constexpr size_t kDirectBase = kHandshakeBase + kLine;
+  ALLOY_HOST_DEVICE static constexpr size_t directArrived(int src, int block) {
+    return kDirectBase + (static_cast<size_t>(src) * kMaxDirectBlocks + block) * kLine;
+  }
+  ALLOY_HOST_DEVICE static constexpr size_t directEpoch(int block) {
+    return kDirectBase + static_cast<size_t>(kMaxLocalRanks) * kMaxDirectBlocks * kLine + block;
+  }
+  static constexpr size_t kWords = kDirectBase + static_cast<size_t>(kMaxLocalRanks) * kMaxDirectBlocks * kLine +
+                                   kMaxDirectBlocks;
   static constexpr size_t kBytes = kWords * sizeof(uint64_t);
 };
 
@@ -100,6 +111,12 @@ struct DeviceComm {
   uint64_t* signals[kMaxLocalRanks];  // rank r's signal area, mapped into this process
   FaultRecord* fault;                 // host-mapped, device address
   int* abortWord;                     // device memory, this rank's: the abort as kernels see it on entry
+  // The direct engine's staging (direct_kernel.h), after the rings in every rank's workspace: two
+  // generations of an input area and a result area of directAreaBytes each (0: no direct engine), and
+  // the blocks every launch of it has.
+  size_t directOffset;
+  size_t directAreaBytes;
+  int directBlocks;
 };
 
 // A rank's workspace holds, for every source rank and channel, a ring of `slots` bulk slots of
@@ -119,6 +136,11 @@ ALLOY_HOST_DEVICE inline size_t workspaceBulkBytes(int nranks, int channels, int
 ALLOY_HOST_DEVICE inline size_t workspaceBytes(int nranks, int channels, int slots, size_t slotBytes) {
   return workspaceBulkBytes(nranks, channels, slots, slotBytes) +
          static_cast<size_t>(nranks) * channels * slots * kLlSlotBytes;
+}
+
+// Offset in a rank's workspace of the direct engine's area (0: inputs, 1: results) of a generation.
+ALLOY_HOST_DEVICE inline size_t directAreaOffset(const DeviceComm& c, int generation, int area) {
+  return c.directOffset + (static_cast<size_t>(generation) * 2 + area) * c.directAreaBytes;
 }
 
 // Offset of bulk slot `slot` of channel ch of the ring that rank src fills in a rank's workspace.

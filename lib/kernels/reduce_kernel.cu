@@ -2,8 +2,6 @@
 #include <cuda_fp16.h>
 #include <cuda_fp8.h>
 
-#include <climits>
-
 #include "block_copy.cuh"
 #include "block_reduce.cuh"
 #include "block_sync.cuh"
@@ -92,7 +90,8 @@ __device__ void runRecv(const DeviceComm& c, const ReduceTask& task, int ch) {
           if (q != me) posted = waitAtLeast(c, q, mine + SignalLayout::posted(q, ch), recvStart[q] + k + 1);
       }
       if (!__syncthreads_and(posted)) return false;
-      blockReduce<T, Op>(task.dst + offset, inputs, n, length);
+      char* const dst = task.dst + offset;
+      blockReduce<T, Op>(&dst, 1, inputs, n, length);
     }
     // Every thread's loads of the slots have returned before any peer may overwrite them (the release
     // of blockRelease: no fence, this block's own stores went to local memory).
@@ -139,17 +138,7 @@ cudaError_t launchReduce(const ReduceLaunch& launch, alloyDataType_t type, cudaS
 }
 
 cudaError_t reduceKernelBlocksPerSm(int* blocks) {
-  int fewest = INT_MAX;
-  for (int t = 0; t < alloyNumTypes; ++t) {
-    int perSm = 0;
-    const cudaError_t err = withType(static_cast<alloyDataType_t>(t), [&](auto tag) {
-      return cudaOccupancyMaxActiveBlocksPerMultiprocessor(&perSm, reduceKernel<decltype(tag)>, kThreads, 0);
-    });
-    if (err != cudaSuccess) return err;
-    fewest = perSm < fewest ? perSm : fewest;
-  }
-  *blocks = fewest;
-  return cudaSuccess;
+  return fewestBlocksPerSm(kThreads, [](auto tag) { return reduceKernel<decltype(tag)>; }, blocks);
 }
 
 }  // namespace alloy

@@ -7,6 +7,7 @@
 #include <cuda_fp8.h>
 #include <cuda_runtime.h>
 
+#include <climits>
 #include <cstdint>
 
 #include "alloy.h"
@@ -31,6 +32,23 @@ cudaError_t withType(alloyDataType_t type, F f) {
     case alloyFloat8e5m2: return f(__nv_fp8_e5m2{});
     default: return cudaErrorInvalidValue;
   }
+}
+
+// The fewest blocks of `threads` threads one SM of the current device holds at once of the kernels that
+// kernelOf(T{}) gives for every datatype (the engine's residency limit takes the most demanding one).
+template <typename KernelOf>
+cudaError_t fewestBlocksPerSm(int threads, KernelOf kernelOf, int* blocks) {
+  int fewest = INT_MAX;
+  for (int t = 0; t < alloyNumTypes; ++t) {
+    int perSm = 0;
+    const cudaError_t err = withType(static_cast<alloyDataType_t>(t), [&](auto tag) {
+      return cudaOccupancyMaxActiveBlocksPerMultiprocessor(&perSm, kernelOf(tag), threads, 0);
+    });
+    if (err != cudaSuccess) return err;
+    fewest = perSm < fewest ? perSm : fewest;
+  }
+  *blocks = fewest;
+  return cudaSuccess;
 }
 
 }  // namespace alloy

@@ -6,6 +6,7 @@
 #include "env.h"
 #include "error.h"
 #include "log.h"
+#include "direct_kernel.h"
 #include "p2p_kernel.h"
 #include "reduce_kernel.h"
 
@@ -31,6 +32,11 @@ EngineGeometry engineGeometry(int nranks) {
   // low-latency protocol's halved bandwidth (on 2xH200, 256 KB per peer: 30 GB/s low-latency, 24 bulk).
   const long long lowLatencyMax = envInt("ALLOY_LL_MAX_BYTES", 256 << 10, 0);
   g.lowLatencyMaxBytes = static_cast<size_t>(lowLatencyMax);
+  // The direct engine's reductions take buffers whose every rank's slot fits one area: 8 MiB holds a
+  // two-shot allreduce of about 8 MB at any rank count. Four areas (two generations of inputs and
+  // results) are allocated after the rings: 32 MiB per rank by default.
+  const long long directArea = envInt("ALLOY_DIRECT_BYTES", 8 << 20, 0);
+  g.directAreaBytes = (static_cast<size_t>(directArea) + 4095) & ~static_cast<size_t>(4095);
   return g;
 }
 
@@ -52,11 +58,12 @@ namespace {
 
 // Blocks of the engine's kernels the current device holds at once.
 alloyResult_t residentBlocksOf(int device, int32_t* blocks) {
-  int sms = 0, p2p = 0, reduce = 0;
+  int sms = 0, p2p = 0, reduce = 0, direct = 0;
   ALLOY_CUDA_TRY(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
   ALLOY_CUDA_TRY(p2pKernelBlocksPerSm(&p2p));
   ALLOY_CUDA_TRY(reduceKernelBlocksPerSm(&reduce));
-  *blocks = sms * std::min(p2p, reduce);
+  ALLOY_CUDA_TRY(directKernelBlocksPerSm(&direct));
+  *blocks = sms * std::min({p2p, reduce, direct});
   return alloySuccess;
 }
 
@@ -77,7 +84,9 @@ alloyResult_t IpcTransport::prepare(int device, int nranks, long long timeoutMs,
   v.slotBytes = g.slotBytes;
   t->lowLatencyMaxBytes_ = g.lowLatencyMaxBytes;
   v.timeoutNs = static_cast<unsigned long long>(timeoutMs) * 1000000ull;
-  const size_t bytes = workspaceBytes(nranks, g.channels, g.slots, g.slotBytes);
+  v.directOffset = workspaceBytes(nranks, g.channels, g.slots, g.slotBytes);
+  v.directAreaBytes = g.directAreaBytes;
+  const size_t bytes = v.directOffset + 4 * g.directAreaBytes;
 
   ALLOY_CUDA_TRY(cudaMalloc(&t->workspace_, bytes));
   // The low-latency lines must start without a valid flag (ll_protocol.cuh).
@@ -143,6 +152,8 @@ alloyResult_t IpcTransport::connect(const std::vector<EndpointBlob>& blobs, int 
                                 myRank, limit, v.channels, blobs[myRank].residentBlocks);
     v.channels = limit;
   }
+  // As wide as the widest launch of the other kernels, which is resident (above), up to kMaxDirectBlocks.
+  v.directBlocks = static_cast<int>(std::min<long long>(kMaxDirectBlocks, (2ll * v.nranks - 1) * v.channels));
   return alloySuccess;
 }
 

@@ -285,18 +285,27 @@ GraphCase CudaGraph::reduceCase(size_t count, int root) {
   return c;
 }
 
-// Every allreduce algorithm, chosen at capture time through ALLOY_ALLREDUCE_ONESHOT_MAX_BYTES and
-// ALLOY_ALLREDUCE_DOUBLING (set alike on every rank): one-shot, reduce-scatter + all-gather, and
-// between hosts recursive doubling (on one host the third is one-shot again).
+// Every allreduce algorithm, chosen at capture time through ALLOY_ALLREDUCE_ONESHOT_MAX_BYTES,
+// ALLOY_DIRECT_MAX_BYTES and ALLOY_ALLREDUCE_DOUBLING (set alike on every rank): one-shot and
+// reduce-scatter + all-gather, each through the direct engine and over the rings, and between hosts
+// recursive doubling (on one host the last is one-shot again). The direct engine's generations come from
+// counters in memory, so 300 replays alternate them as eager calls would.
 TEST_F(CudaGraph, AllReduceReplayed) {
   const size_t count = (size_t{1} << 20) / 4 + 5;
   const size_t bytes = count * 4;
-  const std::pair<const char*, const char*> choices[] = {
-      {"4611686018427387904", "0"}, {"0", "0"}, {"4611686018427387904", "1"}};
-  for (const auto& [oneShotMax, doubling] : choices) {
-    SCOPED_TRACE(std::string("ALLOY_ALLREDUCE_ONESHOT_MAX_BYTES=") + oneShotMax + " ALLOY_ALLREDUCE_DOUBLING=" + doubling);
-    setenv("ALLOY_ALLREDUCE_ONESHOT_MAX_BYTES", oneShotMax, 1);
-    setenv("ALLOY_ALLREDUCE_DOUBLING", doubling, 1);
+  struct Choice {
+    const char* oneShotMax;
+    const char* directMax;
+    const char* doubling;
+  };
+  const char* kAll = "4611686018427387904";
+  const Choice choices[] = {{kAll, kAll, "0"}, {"0", kAll, "0"}, {kAll, "0", "0"}, {"0", "0", "0"}, {kAll, kAll, "1"}};
+  for (const Choice& choice : choices) {
+    SCOPED_TRACE(std::string("ALLOY_ALLREDUCE_ONESHOT_MAX_BYTES=") + choice.oneShotMax +
+                 " ALLOY_DIRECT_MAX_BYTES=" + choice.directMax + " ALLOY_ALLREDUCE_DOUBLING=" + choice.doubling);
+    setenv("ALLOY_ALLREDUCE_ONESHOT_MAX_BYTES", choice.oneShotMax, 1);
+    setenv("ALLOY_DIRECT_MAX_BYTES", choice.directMax, 1);
+    setenv("ALLOY_ALLREDUCE_DOUBLING", choice.doubling, 1);
     GraphCase c;
     c.sendBytes = bytes;
     c.recvBytes = bytes + kGuard;
@@ -311,6 +320,7 @@ TEST_F(CudaGraph, AllReduceReplayed) {
     };
     replay(c, 300);
     unsetenv("ALLOY_ALLREDUCE_ONESHOT_MAX_BYTES");
+    unsetenv("ALLOY_DIRECT_MAX_BYTES");
     unsetenv("ALLOY_ALLREDUCE_DOUBLING");
   }
 }

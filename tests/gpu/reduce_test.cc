@@ -1,6 +1,7 @@
 // alloyAllReduce, alloyReduce, alloyReduceScatter: every datatype with every operator, sizes from 0 to
-// many ring turns on both sides of the one-shot threshold and with each algorithm forced, unaligned
-// buffers, in place, roots other than 0, and 100 operations back to back. Results are checked against a
+// many ring turns on both sides of the one-shot threshold and with each algorithm forced, through the
+// direct engine and over the rings, at the edges of the direct engine's areas, unaligned buffers, in
+// place, roots other than 0, and 100 operations back to back. Results are checked against a
 // host reference (reduce_reference.h); allreduce results must also be bit-identical on every rank.
 #include <algorithm>
 #include <cstdlib>
@@ -10,6 +11,7 @@
 #include "algorithm.h"
 #include "comm.h"
 #include "gpu_test_util.h"
+#include "local_transport.h"
 #include "reduce_reference.h"
 
 namespace alloytest {
@@ -33,6 +35,12 @@ class OneShotMax : public ScopedEnv {
 };
 
 constexpr size_t kNever = size_t{1} << 62;  // one-shot for every size
+
+// ALLOY_DIRECT_MAX_BYTES: 0 keeps every reduction on the rings, kNever leaves it to the staging areas.
+class DirectMax : public ScopedEnv {
+ public:
+  explicit DirectMax(size_t bytes) : ScopedEnv("ALLOY_DIRECT_MAX_BYTES", bytes) {}
+};
 
 class Reductions : public CommTest {
  protected:
@@ -111,16 +119,21 @@ class Reductions : public CommTest {
 
 class AllReduce : public Reductions {
  protected:
-  // Runs body(parts) once per allreduce algorithm, each forced in turn: one-shot (parts = 1), then
-  // reduce-scatter + all-gather (parts = nranks); the bytes per peer of a count are count * size / parts.
+  // Runs body(parts) once per allreduce algorithm, each forced in turn through the direct engine (where
+  // its areas hold the size) and over the rings: one-shot (parts = 1), then reduce-scatter + all-gather
+  // (parts = nranks); the bytes per peer of a count are count * size / parts.
   template <typename Body>
   void forEachAlgorithm(Body body) {
-    for (const bool oneShot : {true, false}) {
-      SCOPED_TRACE(oneShot ? "one-shot" : "reduce-scatter + all-gather");
-      OneShotMax force(oneShot ? kNever : 0);
-      body(oneShot ? size_t{1} : static_cast<size_t>(nranks));
-    }
+    for (const bool direct : {true, false})
+      for (const bool oneShot : {true, false}) {
+        SCOPED_TRACE(std::string(direct ? "direct " : "rings ") + (oneShot ? "one-shot" : "reduce-scatter + all-gather"));
+        DirectMax engine(direct ? kNever : 0);
+        OneShotMax force(oneShot ? kNever : 0);
+        body(oneShot ? size_t{1} : static_cast<size_t>(nranks));
+      }
   }
+  // Bytes of one of the direct engine's staging areas (ALLOY_DIRECT_BYTES).
+  size_t directAreaBytes() const { return comm->local->deviceComm().directAreaBytes; }
 };
 class Reduce : public Reductions {
  protected:
@@ -154,12 +167,30 @@ TEST_F(AllReduce, EveryDatatypeAndOperator) {
       for (size_t count : {size_t{1}, size_t{7}, size_t{1001}, size_t{70001}}) run(Coll::AllReduce, {count, type, op}, ++tag);
 }
 
-TEST_F(AllReduce, EveryDatatypeAndOperatorReduceScatterAllGather) {
-  OneShotMax force(0);
+TEST_F(AllReduce, EveryDatatypeAndOperatorEachAlgorithm) {
   uint64_t tag = 0;
-  for (alloyDataType_t type : kAllTypes)
-    for (alloyRedOp_t op : kAllOps)
-      for (size_t count : {size_t{1}, size_t{7}, size_t{1001}, size_t{70001}}) run(Coll::AllReduce, {count, type, op}, ++tag);
+  forEachAlgorithm([&](size_t) {
+    for (alloyDataType_t type : kAllTypes)
+      for (alloyRedOp_t op : kAllOps)
+        for (size_t count : {size_t{1}, size_t{7}, size_t{1001}, size_t{70001}}) run(Coll::AllReduce, {count, type, op}, ++tag);
+  });
+}
+
+// The direct engine takes a reduction when every rank's slot fits one staging area: at the largest such
+// size and one element over it (which goes to the rings), for each algorithm, in place and not.
+TEST_F(AllReduce, DirectAreaEdges) {
+  const size_t slot = directAreaBytes() / nranks / 16 * 16;  // the largest slot stride that fits
+  if (slot == 0) GTEST_SKIP() << "no direct engine (ALLOY_DIRECT_BYTES=0)";
+  uint64_t tag = 0;
+  for (const bool oneShot : {true, false}) {
+    SCOPED_TRACE(oneShot ? "one-shot" : "two-shot");
+    OneShotMax force(oneShot ? kNever : 0);
+    const size_t fits = oneShot ? slot / 4 : slot / 4 * nranks;  // int32 elements
+    for (size_t count : {fits, fits + 1}) {
+      run(Coll::AllReduce, {count, alloyInt32, alloySum}, ++tag);
+      run(Coll::AllReduce, {count, alloyInt32, alloyMax, 4, 0, true}, ++tag);
+    }
+  }
 }
 
 // Zero, tiny, around the one-shot threshold, and large enough to turn every ring many times.
@@ -208,8 +239,7 @@ TEST_F(AllReduce, RecursiveDoublingBetweenHosts) {
 
 TEST_F(AllReduce, InPlaceAndUnaligned) {
   uint64_t tag = 0;
-  for (size_t oneShotMax : {kNever, size_t{0}}) {
-    OneShotMax force(oneShotMax);
+  forEachAlgorithm([&](size_t) {
     for (size_t count : {size_t{1}, size_t{1001}, size_t{300001}}) {
       run(Coll::AllReduce, {count, alloyFloat32, alloySum, 0, 0, true}, ++tag);
       run(Coll::AllReduce, {count, alloyFloat32, alloyMax, 4, 4, true}, ++tag);
@@ -219,7 +249,7 @@ TEST_F(AllReduce, InPlaceAndUnaligned) {
       run(Coll::AllReduce, {count, alloyUint8, alloyMin, 1, 3}, ++tag);
       run(Coll::AllReduce, {count, alloyFloat64, alloyAvg, 8, 24}, ++tag);
     }
-  }
+  });
 }
 
 // Sizes per peer just under, at and just over every protocol boundary of the engine (pages, the
@@ -254,16 +284,21 @@ TEST_F(AllReduce, BothProtocols) {
 
 // 100 allreduces enqueued with no host synchronisation; before each, a stream-ordered copy refills the
 // same send buffer, so an operation that read its input late or ran ahead of the copy is caught. Sizes
-// alternate between one-shot and reduce-scatter + all-gather.
+// alternate between one-shot and reduce-scatter + all-gather, both through the direct engine (its two
+// generations of staging in turn), and every 25th is larger than the engine's areas and runs over the
+// rings in between.
 TEST_F(AllReduce, HundredBackToBackWithoutSync) {
   constexpr int kIterations = 100;
   const alloyDataType_t type = alloyInt32;
   const size_t threshold = alloy::allreduceOneShotMaxBytes(nranks) / 4;
+  const size_t overArea = directAreaBytes() / 4 + 1;  // int32 elements that no area holds
   Rng shape(streamOf(seed, 1000));
   std::vector<size_t> counts(kIterations), offsets(kIterations + 1, 0);
   size_t largest = 0;
   for (int i = 0; i < kIterations; ++i) {
-    counts[i] = i % 10 == 9 ? threshold + shape.range(1, 70000) : shape.range(1, 5000);
+    counts[i] = i % 25 == 24 ? overArea + shape.range(1, 70000)
+                : i % 10 == 9 ? threshold + shape.range(1, 70000)
+                              : shape.range(1, 5000);
     offsets[i + 1] = offsets[i] + counts[i] * 4;
     largest = std::max(largest, counts[i] * 4);
   }
@@ -348,6 +383,25 @@ TEST_F(Reduce, BinomialTreeBetweenHosts) {
       run(Coll::Reduce, *s, ++tag);
     }
   }
+}
+
+// The same edges as AllReduce.DirectAreaEdges: parts that just fit a slot, and one element more.
+TEST_F(ReduceScatter, DirectAreaEdges) {
+  const size_t slot = comm->local->deviceComm().directAreaBytes / nranks / 16 * 16;
+  if (slot == 0) GTEST_SKIP() << "no direct engine (ALLOY_DIRECT_BYTES=0)";
+  uint64_t tag = 0;
+  for (size_t count : {slot / 4, slot / 4 + 1}) {
+    run(Coll::ReduceScatter, {count, alloyInt32, alloySum}, ++tag);
+    run(Coll::ReduceScatter, {count, alloyInt32, alloyMin, 0, 0, true}, ++tag);
+  }
+}
+
+TEST_F(ReduceScatter, EveryDatatypeAndOperatorOverTheRings) {
+  DirectMax rings(0);
+  uint64_t tag = 0;
+  for (alloyDataType_t type : kAllTypes)
+    for (alloyRedOp_t op : {alloySum, alloyMax, alloyAvg})
+      for (size_t count : {size_t{1}, size_t{1001}}) run(Coll::ReduceScatter, {count, type, op}, ++tag);
 }
 
 TEST_F(ReduceScatter, EveryDatatypeAndOperator) {

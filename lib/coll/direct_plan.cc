@@ -1,0 +1,70 @@
+#include "direct_plan.h"
+
+#include <cstring>
+
+#include "algorithm.h"
+#include "comm.h"
+#include "device_guard.h"
+#include "error.h"
+#include "launch_order.h"
+#include "local_transport.h"
+
+namespace alloy {
+
+DirectPlan::DirectPlan(alloyComm_t comm, alloyDataType_t type, alloyRedOp_t op, Operation operation)
+    : comm_(comm), type_(type) {
+  std::memset(&args_, 0, sizeof args_);
+  args_.comm = operationDeviceComm(comm, operation);
+  args_.op = op;
+}
+
+bool DirectPlan::fits() {
+  size_t largest = 0, total = 0;
+  for (int p = 0; p < args_.comm.nranks; ++p) {
+    largest = args_.partBytes[p] > largest ? args_.partBytes[p] : largest;
+    total += args_.partBytes[p];
+  }
+  args_.slotStride = (largest + 15) & ~static_cast<size_t>(15);
+  const DeviceComm& c = args_.comm;
+  return c.directBlocks > 0 && total <= directMaxBytes() && args_.slotStride <= c.directAreaBytes / c.nranks;
+}
+
+bool DirectPlan::planOneShot(const void* src, void* dst, size_t bytes) {
+  args_.algorithm = kDirectOneShot;
+  args_.src = static_cast<const char*>(src);
+  args_.dst = static_cast<char*>(dst);
+  args_.partBytes[0] = bytes;
+  return fits();
+}
+
+bool DirectPlan::planTwoShot(const void* src, void* dst, size_t count, size_t elementSize) {
+  args_.algorithm = kDirectTwoShot;
+  args_.src = static_cast<const char*>(src);
+  args_.dst = static_cast<char*>(dst);
+  for (int p = 0; p < args_.comm.nranks; ++p) {
+    const Part part = partOf(count, elementSize, args_.comm.nranks, p);
+    args_.partFirst[p] = part.first * elementSize;
+    args_.partBytes[p] = part.count * elementSize;
+  }
+  return fits();
+}
+
+bool DirectPlan::planReduceScatter(const void* src, void* dst, size_t partBytes) {
+  args_.algorithm = kDirectReduceScatter;
+  args_.src = static_cast<const char*>(src);
+  args_.dst = static_cast<char*>(dst);
+  for (int p = 0; p < args_.comm.nranks; ++p) {
+    args_.partFirst[p] = p * partBytes;
+    args_.partBytes[p] = partBytes;
+  }
+  return fits();
+}
+
+alloyResult_t DirectPlan::launch(cudaStream_t stream, const char* function) {
+  DeviceGuard guard(comm_->cudaDevice);
+  return comm_->launchOrder->enqueue(stream, function, [&](bool) {
+    return kernelLaunched(launchDirect(args_, type_, stream), function);
+  });
+}
+
+}  // namespace alloy

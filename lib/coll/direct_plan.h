@@ -1,0 +1,36 @@
+// Turns a reduction of one rank into one launch of the direct engine (direct_kernel.h), when the engine's
+// staging areas hold what every rank sends into them. Every rank builds its plan from the same sizes
+// and settings, so all ranks take the direct engine or none does.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include "alloy.h"
+#include "direct_kernel.h"
+
+namespace alloy {
+
+class DirectPlan {
+ public:
+  // operation: what the launch serves, for fault reports.
+  DirectPlan(alloyComm_t comm, alloyDataType_t type, alloyRedOp_t op, Operation operation);
+  // Each returns false, planning nothing, when a slot of the size it needs per rank does not fit.
+  // One-shot allreduce of `bytes`.
+  bool planOneShot(const void* src, void* dst, size_t bytes);
+  // Two-shot allreduce of `count` elements of elementSize bytes, cut into parts by partOf (algorithm.h).
+  bool planTwoShot(const void* src, void* dst, size_t count, size_t elementSize);
+  // Reduce-scatter of nranks parts of partBytes each; dst receives this rank's part.
+  bool planReduceScatter(const void* src, void* dst, size_t partBytes);
+  // Enqueues the plan on stream, after the communicator's previous launch.
+  alloyResult_t launch(cudaStream_t stream, const char* function);
+
+ private:
+  // Sets the slot stride from the largest part; false when nranks slots exceed an area.
+  bool fits();
+
+  alloyComm_t comm_;
+  alloyDataType_t type_;
+  DirectLaunch args_;
+};
+
+}  // namespace alloy

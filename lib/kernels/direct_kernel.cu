@@ -1,0 +1,163 @@
+#include "block_copy.cuh"
+#include "block_reduce.cuh"
+#include "block_sync.cuh"
+#include "direct_kernel.h"
+#include "sync_primitives.cuh"
+#include "type_dispatch.cuh"
+
+namespace alloy {
+namespace {
+
+constexpr int kThreads = 512;
+constexpr int kInputs = 0, kResults = 1;  // the two areas of a generation
+
+struct Share {
+  size_t first, bytes;
+};
+
+// Block b's share of a part of `bytes`: whole 16-byte vectors except at the part's end, so that shares
+// stay vectorised wherever the part is.
+__device__ Share shareOf(size_t bytes, int b) {
+  size_t per = (bytes + gridDim.x - 1) / gridDim.x;
+  per = (per + 15) & ~static_cast<size_t>(15);
+  const size_t first = per * b < bytes ? per * b : bytes;
+  const size_t last = first + per < bytes ? first + per : bytes;
+  return Share{first, last - first};
+}
+
+// Where source rank src's slot starts in an area of a generation in rank's workspace.
+__device__ char* slotOf(const DirectLaunch& a, int rank, int generation, int area, int src) {
+  return a.comm.workspace[rank] + directAreaOffset(a.comm, generation, area) + src * a.slotStride;
+}
+
+// After the block's stores into peers' areas: thread 0 fences them (made visible to it by the barrier)
+// and raises this block's flag at every peer.
+__device__ void arrive(const DeviceComm& c, uint64_t step) {
+  __syncthreads();
+  if (threadIdx.x != 0) return;
+  __threadfence_system();
+  for (int p = 0; p < c.nranks; ++p)
+    if (p != c.rank) storeReleaseSys(c.signals[p] + SignalLayout::directArrived(c.rank, blockIdx.x), step);
+}
+
+// Thread 0 waits until the same block of every peer has arrived at `step`; the barrier tells the block.
+// False when a wait was cut short (abort or timeout).
+__device__ bool awaitPeers(const DeviceComm& c, uint64_t step) {
+  bool arrived = true;
+  if (threadIdx.x == 0) {
+    const uint64_t* mine = c.signals[c.rank];
+    for (int q = 0; q < c.nranks && arrived; ++q)
+      if (q != c.rank) arrived = waitAtLeast(c, q, mine + SignalLayout::directArrived(q, blockIdx.x), step);
+  }
+  return __syncthreads_and(arrived);
+}
+
+// One read of src for every destination where src is aligned (the destinations, slots, always are).
+__device__ void copyToAll(char* const* dsts, int count, const char* src, size_t bytes) {
+  if ((reinterpret_cast<uintptr_t>(src) & 15) == 0) {
+    blockFanOut(dsts, count, src, bytes);
+    return;
+  }
+  for (int d = 0; d < count; ++d) blockCopy(dsts[d], src, bytes);
+}
+
+// Steps are numbered 2 * epoch + 1 and 2 * epoch + 2 within the block's epoch-th operation, so that the
+// flags only grow from one operation to the next. Returns false when a wait was cut short.
+template <typename T, int Op>
+__device__ bool oneShot(const DirectLaunch& a, int generation, uint64_t epoch) {
+  const DeviceComm& c = a.comm;
+  const int me = c.rank, n = c.nranks;
+  const Share s = shareOf(a.partBytes[0], blockIdx.x);
+  char* dsts[kMaxLocalRanks];
+  int count = 0;
+  for (int p = 0; p < n; ++p)
+    if (p != me) dsts[count++] = slotOf(a, p, generation, kInputs, me) + s.first;
+  copyToAll(dsts, count, a.src + s.first, s.bytes);
+  arrive(c, 2 * epoch + 1);
+  if (!awaitPeers(c, 2 * epoch + 1)) return false;
+  const char* inputs[kMaxLocalRanks];
+  for (int q = 0; q < n; ++q) inputs[q] = q == me ? a.src + s.first : slotOf(a, me, generation, kInputs, q) + s.first;
+  dsts[0] = a.dst + s.first;
+  blockReduce<T, Op>(dsts, 1, inputs, n, s.bytes);
+  return true;
+}
+
+// Two-shot and reduce-scatter. In place (dst == src) is safe: a block reads and writes only its own
+// share of each part, and its own part's share is read before it is written, element by element.
+template <typename T, int Op>
+__device__ bool byParts(const DirectLaunch& a, int generation, uint64_t epoch) {
+  const DeviceComm& c = a.comm;
+  const int me = c.rank, n = c.nranks;
+  const bool twoShot = a.algorithm == kDirectTwoShot;
+  for (int p = 0; p < n; ++p) {
+    if (p == me) continue;
+    const Share s = shareOf(a.partBytes[p], blockIdx.x);
+    blockCopy(slotOf(a, p, generation, kInputs, me) + s.first, a.src + a.partFirst[p] + s.first, s.bytes);
+  }
+  arrive(c, 2 * epoch + 1);
+  if (!awaitPeers(c, 2 * epoch + 1)) return false;
+
+  const Share s = shareOf(a.partBytes[me], blockIdx.x);
+  const char* inputs[kMaxLocalRanks];
+  for (int q = 0; q < n; ++q)
+    inputs[q] = q == me ? a.src + a.partFirst[me] + s.first : slotOf(a, me, generation, kInputs, q) + s.first;
+  char* dsts[kMaxLocalRanks];
+  int count = 0;
+  dsts[count++] = (twoShot ? a.dst + a.partFirst[me] : a.dst) + s.first;
+  if (twoShot) {
+    for (int p = 0; p < n; ++p)
+      if (p != me) dsts[count++] = slotOf(a, p, generation, kResults, me) + s.first;
+  }
+  blockReduce<T, Op>(dsts, count, inputs, n, s.bytes);
+  if (!twoShot) return true;
+
+  arrive(c, 2 * epoch + 2);
+  if (!awaitPeers(c, 2 * epoch + 2)) return false;
+  for (int q = 0; q < n; ++q) {
+    if (q == me) continue;
+    const Share r = shareOf(a.partBytes[q], blockIdx.x);
+    blockCopy(a.dst + a.partFirst[q] + r.first, slotOf(a, me, generation, kResults, q) + r.first, r.bytes);
+  }
+  return true;
+}
+
+template <typename T, int Op>
+__device__ void runDirect(const DirectLaunch& a) {
+  uint64_t* epochWord = a.comm.signals[a.comm.rank] + SignalLayout::directEpoch(blockIdx.x);
+  __shared__ uint64_t start;
+  if (threadIdx.x == 0) start = *epochWord;
+  __syncthreads();
+  const uint64_t epoch = start;
+  const int generation = static_cast<int>(epoch & 1);
+  const bool done = a.algorithm == kDirectOneShot ? oneShot<T, Op>(a, generation, epoch)
+                                                  : byParts<T, Op>(a, generation, epoch);
+  if (done) blockStoreCounter(epochWord, epoch + 1);
+}
+
+// One instantiation per datatype; the operator is a switch per block, outside every loop.
+template <typename T>
+__global__ void __launch_bounds__(kThreads) directKernel(const __grid_constant__ DirectLaunch args) {
+  if (blockSeesAbort(args.comm) || blockSeesSkip(args.comm)) return;
+  switch (args.op) {
+    case alloySum: runDirect<T, alloySum>(args); break;
+    case alloyProd: runDirect<T, alloyProd>(args); break;
+    case alloyMax: runDirect<T, alloyMax>(args); break;
+    case alloyMin: runDirect<T, alloyMin>(args); break;
+    default: runDirect<T, alloyAvg>(args); break;
+  }
+}
+
+}  // namespace
+
+cudaError_t launchDirect(const DirectLaunch& launch, alloyDataType_t type, cudaStream_t stream) {
+  return withType(type, [&](auto tag) {
+    directKernel<decltype(tag)><<<launch.comm.directBlocks, kThreads, 0, stream>>>(launch);
+    return cudaGetLastError();
+  });
+}
+
+cudaError_t directKernelBlocksPerSm(int* blocks) {
+  return fewestBlocksPerSm(kThreads, [](auto tag) { return directKernel<decltype(tag)>; }, blocks);
+}
+
+}  // namespace alloy

@@ -15,6 +15,10 @@ size_t allreduceOneShotMaxBytes(int nranks);
 // read on every call; by default the areas alone decide. 0 keeps every reduction on the rings.
 size_t directMaxBytes();
 
+// Largest buffer (bytes of the whole input) that the direct engine moves as low-latency lines rather
+// than bulk stores: ALLOY_DIRECT_LL_MAX_BYTES, read on every call.
+size_t directLowLatencyMaxBytes();
+
 // Part p of a count-element buffer split over n ranks: its first element and length. Parts are whole
 // 16-byte vectors where the buffer is large enough, so that the reduction stays vectorised; the last
 // parts may be shorter or empty.

@@ -19,12 +19,18 @@ DirectPlan::DirectPlan(alloyComm_t comm, alloyDataType_t type, alloyRedOp_t op, 
 }
 
 bool DirectPlan::fits() {
+  const int parts = args_.algorithm == kDirectOneShot ? 1 : args_.comm.nranks;
   size_t largest = 0, total = 0;
-  for (int p = 0; p < args_.comm.nranks; ++p) {
+  for (int p = 0; p < parts; ++p) {
+    // Every rank exchanges something with every peer (direct_kernel.h says why).
+    if (args_.partBytes[p] == 0) return false;
     largest = args_.partBytes[p] > largest ? args_.partBytes[p] : largest;
     total += args_.partBytes[p];
   }
-  args_.slotStride = (largest + 15) & ~static_cast<size_t>(15);
+  args_.lowLatency = total <= directLowLatencyMaxBytes() ? 1 : 0;
+  // A low-latency line carries 8 data bytes in 16.
+  const size_t slotBytes = args_.lowLatency ? 2 * ((largest + kLlDataPerLine - 1) / kLlDataPerLine * kLlDataPerLine) : largest;
+  args_.slotStride = (slotBytes + 15) & ~static_cast<size_t>(15);
   const DeviceComm& c = args_.comm;
   return c.directBlocks > 0 && total <= directMaxBytes() && args_.slotStride <= c.directAreaBytes / c.nranks;
 }

@@ -123,6 +123,7 @@ struct DeviceComm {
 // slotBytes, then the same rings again for the low-latency protocol, whose slots hold kLlChunkBytes of
 // data as twice as many bytes of flagged lines (see ll_protocol.cuh).
 constexpr size_t kLlChunkBytes = 32 << 10;
+constexpr size_t kLlDataPerLine = 8;  // data bytes of a 16-byte low-latency line
 constexpr size_t kLlSlotBytes = 2 * kLlChunkBytes;
 
 // The flag a low-latency chunk's lines carry: 1 .. 2^32 - 1 from its sequence number, never the zero of

@@ -2,6 +2,8 @@
 #include "block_reduce.cuh"
 #include "block_sync.cuh"
 #include "direct_kernel.h"
+#include "ll_protocol.cuh"
+#include "ll_reduce.cuh"
 #include "sync_primitives.cuh"
 #include "type_dispatch.cuh"
 
@@ -31,23 +33,28 @@ __device__ char* slotOf(const DirectLaunch& a, int rank, int generation, int are
 }
 
 // After the block's stores into peers' areas: thread 0 fences them (made visible to it by the barrier)
-// and raises this block's flag at every peer.
+// and raises this block's flag at every peer. One fence and relaxed stores: a release store per peer
+// fences again for each (sync_primitives.cuh has the costs).
 __device__ void arrive(const DeviceComm& c, uint64_t step) {
   __syncthreads();
   if (threadIdx.x != 0) return;
   __threadfence_system();
   for (int p = 0; p < c.nranks; ++p)
-    if (p != c.rank) storeReleaseSys(c.signals[p] + SignalLayout::directArrived(c.rank, blockIdx.x), step);
+    if (p != c.rank) storeRelaxedSys(c.signals[p] + SignalLayout::directArrived(c.rank, blockIdx.x), step);
 }
 
-// Thread 0 waits until the same block of every peer has arrived at `step`; the barrier tells the block.
+// Thread 0 waits until the same block of every peer has arrived at `step` (relaxed polls, then one acquire
+// load of each flag, which pairs with the fence before the peer's store); the barrier tells the block.
 // False when a wait was cut short (abort or timeout).
 __device__ bool awaitPeers(const DeviceComm& c, uint64_t step) {
   bool arrived = true;
   if (threadIdx.x == 0) {
     const uint64_t* mine = c.signals[c.rank];
-    for (int q = 0; q < c.nranks && arrived; ++q)
-      if (q != c.rank) arrived = waitAtLeast(c, q, mine + SignalLayout::directArrived(q, blockIdx.x), step);
+    for (int q = 0; q < c.nranks && arrived; ++q) {
+      if (q == c.rank) continue;
+      const uint64_t* flag = mine + SignalLayout::directArrived(q, blockIdx.x);
+      arrived = spinUntil(c, q, [&] { return loadRelaxedSys(flag) >= step; }) && loadAcquireSys(flag) >= step;
+    }
   }
   return __syncthreads_and(arrived);
 }
@@ -61,24 +68,82 @@ __device__ void copyToAll(char* const* dsts, int count, const char* src, size_t 
   for (int d = 0; d < count; ++d) blockCopy(dsts[d], src, bytes);
 }
 
-// Steps are numbered 2 * epoch + 1 and 2 * epoch + 2 within the block's epoch-th operation, so that the
-// flags only grow from one operation to the next. Returns false when a wait was cut short.
+// The lines of rank's slot for src in an area of a generation that carry bytes from `first` on (the
+// low-latency form: 16-byte lines of 8 data bytes, ll_protocol.cuh).
+__device__ uint4* linesOf(const DirectLaunch& a, int rank, int generation, int area, int src, size_t first) {
+  return reinterpret_cast<uint4*>(slotOf(a, rank, generation, area, src)) + first / kLlDataPerLine;
+}
+
+// Bulk steps end with flags numbered 2 * epoch + 1 and 2 * epoch + 2 within the block's epoch-th
+// operation, so that the flags only grow; low-latency lines carry llFlag(2 * epoch) and
+// llFlag(2 * epoch + 1). Each function returns false when a wait was cut short.
 template <typename T, int Op>
 __device__ bool oneShot(const DirectLaunch& a, int generation, uint64_t epoch) {
   const DeviceComm& c = a.comm;
   const int me = c.rank, n = c.nranks;
   const Share s = shareOf(a.partBytes[0], blockIdx.x);
   char* dsts[kMaxLocalRanks];
+  const char* inputs[kMaxLocalRanks];
+  if (a.lowLatency) {
+    // No flags: the lines are their own. A block without a share has nothing to wait for.
+    if (s.bytes == 0) return true;
+    const uint32_t flag = llFlag(2 * epoch);
+    for (int p = 0; p < n; ++p)
+      if (p != me) llSendChunk(linesOf(a, p, generation, kInputs, me, s.first), a.src + s.first, s.bytes, flag);
+    uint4* lines[kMaxLocalRanks];
+    uint32_t flags[kMaxLocalRanks];
+    for (int q = 0; q < n; ++q) {
+      lines[q] = linesOf(a, me, generation, kInputs, q, s.first);
+      flags[q] = flag;
+    }
+    return llReduceChunk<T, Op>(c, lines, flags, a.src + s.first, a.dst + s.first, s.bytes);
+  }
   int count = 0;
   for (int p = 0; p < n; ++p)
     if (p != me) dsts[count++] = slotOf(a, p, generation, kInputs, me) + s.first;
   copyToAll(dsts, count, a.src + s.first, s.bytes);
   arrive(c, 2 * epoch + 1);
   if (!awaitPeers(c, 2 * epoch + 1)) return false;
-  const char* inputs[kMaxLocalRanks];
   for (int q = 0; q < n; ++q) inputs[q] = q == me ? a.src + s.first : slotOf(a, me, generation, kInputs, q) + s.first;
   dsts[0] = a.dst + s.first;
   blockReduce<T, Op>(dsts, 1, inputs, n, s.bytes);
+  return true;
+}
+
+// Two-shot and reduce-scatter, low-latency: step 1's lines are reduced straight from the peers' lines,
+// and (two-shot) each result word goes on to every peer as a line at once; step 2 receives the peers'.
+template <typename T, int Op>
+__device__ bool byPartsLowLatency(const DirectLaunch& a, int generation, uint64_t epoch) {
+  const DeviceComm& c = a.comm;
+  const int me = c.rank, n = c.nranks;
+  const bool twoShot = a.algorithm == kDirectTwoShot;
+  const uint32_t sent = llFlag(2 * epoch), reduced = llFlag(2 * epoch + 1);
+  for (int p = 0; p < n; ++p) {
+    if (p == me) continue;
+    const Share s = shareOf(a.partBytes[p], blockIdx.x);
+    llSendChunk(linesOf(a, p, generation, kInputs, me, s.first), a.src + a.partFirst[p] + s.first, s.bytes, sent);
+  }
+  const Share s = shareOf(a.partBytes[me], blockIdx.x);
+  uint4* lines[kMaxLocalRanks];
+  uint32_t flags[kMaxLocalRanks];
+  uint4* forward[kMaxLocalRanks];
+  int count = 0;
+  for (int q = 0; q < n; ++q) {
+    lines[q] = linesOf(a, me, generation, kInputs, q, s.first);
+    flags[q] = sent;
+    if (twoShot && q != me) forward[count++] = linesOf(a, q, generation, kResults, me, s.first);
+  }
+  char* mine = (twoShot ? a.dst + a.partFirst[me] : a.dst) + s.first;
+  if (!llReduceChunk<T, Op>(c, lines, flags, a.src + a.partFirst[me] + s.first, mine, s.bytes, forward, count, reduced))
+    return false;
+  if (!twoShot) return true;
+  for (int q = 0; q < n; ++q) {
+    if (q == me) continue;
+    const Share r = shareOf(a.partBytes[q], blockIdx.x);
+    if (!llRecvChunk(c, q, linesOf(a, me, generation, kResults, q, r.first), a.dst + a.partFirst[q] + r.first, r.bytes,
+                     reduced))
+      return false;
+  }
   return true;
 }
 
@@ -86,6 +151,7 @@ __device__ bool oneShot(const DirectLaunch& a, int generation, uint64_t epoch) {
 // share of each part, and its own part's share is read before it is written, element by element.
 template <typename T, int Op>
 __device__ bool byParts(const DirectLaunch& a, int generation, uint64_t epoch) {
+  if (a.lowLatency) return byPartsLowLatency<T, Op>(a, generation, epoch);
   const DeviceComm& c = a.comm;
   const int me = c.rank, n = c.nranks;
   const bool twoShot = a.algorithm == kDirectTwoShot;

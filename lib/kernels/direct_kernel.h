@@ -1,17 +1,20 @@
 // The direct engine: reductions of small and medium buffers inside a host in one launch, without rings.
 // Every rank stores what a peer needs straight into that peer's staging area (a fixed region after the
-// rings, DeviceComm::directOffset), then raises one flag per block; the peer reduces from its own memory.
-// There is no flow control per chunk: an operation is one or two bulk steps, each ended by a flag that
-// every block of every rank raises towards every peer, which is the whole cost at small sizes.
+// rings, DeviceComm::directOffset); the peer reduces from its own memory. There is no flow control per
+// chunk: an operation is one or two steps. Small operations travel as low-latency lines (ll_protocol.cuh:
+// every 8 data bytes carry the step's flag), so no fence is on their path; larger ones as bulk stores,
+// each step ended by one fence and a flag per block towards every peer (a fence at system scope costs a
+// few microseconds on H100, which lines avoid at twice the bytes).
 //
 // Reuse of the staging without acknowledgements: the areas come in two generations, used by operations
 // alternately. A rank writes generation g of a peer's area again two operations later, and by then it
-// has received the peer's data of the operation in between, which the peer sent only after its previous
-// launch, the last reader of generation g, had ended (one communicator's launches run one after the
-// other on each rank). This holds because every launch has all directBlocks blocks, each of which
-// exchanges a flag with the same block of every peer, even when its share of the data is empty: every
-// block then counts the same operations (SignalLayout::directEpoch), and the generation is the count's
-// parity.
+// has received something from the peer in the operation in between, which the peer sent only after its
+// previous launch, the last reader of generation g, had ended (one communicator's launches run one after
+// the other on each rank). Block 0 exchanges data (or, in bulk steps, a flag) with every peer in every
+// operation: the plan gives every rank a non-empty part. Every launch has all directBlocks blocks and each
+// counts the operations it ran (SignalLayout::directEpoch), so all agree on the generation, the count's
+// parity, and on the flags, which grow with the count. Readers of lines zero them, so a line left from an
+// older operation never shows the current flag.
 #pragma once
 
 #include <cuda_runtime.h>
@@ -35,6 +38,7 @@ struct DirectLaunch {
   DeviceComm comm;
   int op;         // alloyRedOp_t
   int algorithm;  // DirectAlgorithm
+  int lowLatency;  // 1: low-latency lines (slots of twice the bytes); 0: bulk stores and flags
   const char* src;  // this rank's input: the whole buffer
   char* dst;        // one-shot, two-shot: the whole output buffer; reduce-scatter: this rank's part
   // Parts (two-shot, reduce-scatter): part p is bytes [partFirst[p], partFirst[p] + partBytes[p]) of src

@@ -21,8 +21,6 @@
 
 namespace alloy {
 
-constexpr size_t kLlDataPerLine = 8;
-
 __device__ inline void llStoreLine(uint4* line, uint64_t data, uint32_t flag) {
   asm volatile("st.volatile.global.v4.u32 [%0], {%1, %2, %3, %4};" ::"l"(line), "r"(static_cast<uint32_t>(data)),
                "r"(flag), "r"(static_cast<uint32_t>(data >> 32)), "r"(flag)

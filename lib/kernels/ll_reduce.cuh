@@ -30,10 +30,13 @@ __device__ inline void combineWord(typename Accumulate<T>::Acc* acc, uint64_t w,
 }
 
 // lines[q]: the chunk's lines in this rank's workspace from rank q (unused for q == me); flags[q]: the
-// flag they carry. dst may equal src. Returns false (on every thread) when a wait was cut short.
+// flag they carry. dst may equal src. Each result word also goes, as a line flagged forwardFlag, to
+// forward[0..numForward) (peers' lines: the direct engine's two-shot hands its reduced part on this way).
+// Returns false (on every thread) when a wait was cut short.
 template <typename T, int Op>
 __device__ inline bool llReduceChunk(const DeviceComm& c, uint4* const* lines, const uint32_t* flags, const char* src,
-                                     char* dst, size_t bytes) {
+                                     char* dst, size_t bytes, uint4* const* forward = nullptr, int numForward = 0,
+                                     uint32_t forwardFlag = 0) {
   constexpr int E = kLlDataPerLine / sizeof(T);
   const int me = c.rank, n = c.nranks;
   const size_t count = (bytes + kLlDataPerLine - 1) / kLlDataPerLine;
@@ -63,6 +66,7 @@ __device__ inline bool llReduceChunk(const DeviceComm& c, uint4* const* lines, c
     for (int e = 0; e < E; ++e) out[e] = finish<T, Op>(acc[e], n);
     uint64_t result = 0;
     memcpy(&result, out, sizeof(out));
+    for (int d = 0; d < numForward; ++d) llStoreLine(forward[d] + i, result, forwardFlag);
     storeWord(dst + offset, result, take);
   }
   return __syncthreads_and(ok);

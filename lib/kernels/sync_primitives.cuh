@@ -18,6 +18,19 @@ __device__ inline void storeReleaseSys(uint64_t* address, uint64_t value) {
   asm volatile("st.release.sys.global.u64 [%0], %1;" ::"l"(address), "l"(value) : "memory");
 }
 
+// Relaxed forms, for flags whose ordering a separate fence provides: on 4 x H100 a flag barrier between
+// four GPUs took 9 us with a release store per peer and acquire polls, 6 us with one fence.sc.sys and
+// relaxed stores and polls, 3 us with no fence at all (docs/benchmarks.md).
+__device__ inline uint64_t loadRelaxedSys(const uint64_t* address) {
+  uint64_t value;
+  asm volatile("ld.relaxed.sys.global.u64 %0, [%1];" : "=l"(value) : "l"(address) : "memory");
+  return value;
+}
+
+__device__ inline void storeRelaxedSys(uint64_t* address, uint64_t value) {
+  asm volatile("st.relaxed.sys.global.u64 [%0], %1;" ::"l"(address), "l"(value) : "memory");
+}
+
 __device__ inline unsigned long long globalTimerNs() {
   unsigned long long t;
   asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));

@@ -41,6 +41,12 @@ class DirectMax : public ScopedEnv {
  public:
   explicit DirectMax(size_t bytes) : ScopedEnv("ALLOY_DIRECT_MAX_BYTES", bytes) {}
 };
+// ALLOY_DIRECT_LL_MAX_BYTES: kNever sends everything the direct engine takes as low-latency lines, 0 none.
+class DirectLowLatencyMax : public ScopedEnv {
+ public:
+  explicit DirectLowLatencyMax(size_t bytes) : ScopedEnv("ALLOY_DIRECT_LL_MAX_BYTES", bytes) {}
+};
+enum class Engine { DirectLines, DirectBulk, Rings };
 
 class Reductions : public CommTest {
  protected:
@@ -120,14 +126,17 @@ class Reductions : public CommTest {
 class AllReduce : public Reductions {
  protected:
   // Runs body(parts) once per allreduce algorithm, each forced in turn through the direct engine (where
-  // its areas hold the size) and over the rings: one-shot (parts = 1), then reduce-scatter + all-gather
-  // (parts = nranks); the bytes per peer of a count are count * size / parts.
+  // its areas hold the size) in low-latency lines and in bulk, and over the rings: one-shot (parts = 1),
+  // then reduce-scatter + all-gather (parts = nranks); the bytes per peer of a count are count * size /
+  // parts.
   template <typename Body>
   void forEachAlgorithm(Body body) {
-    for (const bool direct : {true, false})
+    for (const Engine engine : {Engine::DirectLines, Engine::DirectBulk, Engine::Rings})
       for (const bool oneShot : {true, false}) {
-        SCOPED_TRACE(std::string(direct ? "direct " : "rings ") + (oneShot ? "one-shot" : "reduce-scatter + all-gather"));
-        DirectMax engine(direct ? kNever : 0);
+        const char* names[] = {"direct lines ", "direct bulk ", "rings "};
+        SCOPED_TRACE(std::string(names[static_cast<int>(engine)]) + (oneShot ? "one-shot" : "reduce-scatter + all-gather"));
+        DirectMax direct(engine == Engine::Rings ? 0 : kNever);
+        DirectLowLatencyMax lines(engine == Engine::DirectLines ? kNever : 0);
         OneShotMax force(oneShot ? kNever : 0);
         body(oneShot ? size_t{1} : static_cast<size_t>(nranks));
       }
@@ -176,21 +185,25 @@ TEST_F(AllReduce, EveryDatatypeAndOperatorEachAlgorithm) {
   });
 }
 
-// The direct engine takes a reduction when every rank's slot fits one staging area: at the largest such
-// size and one element over it (which goes to the rings), for each algorithm, in place and not.
+// The direct engine takes a reduction when every rank's slot fits one staging area (low-latency lines
+// take twice the bytes): at the largest such size and one element over it (which goes to the rings), for
+// each algorithm in lines and in bulk, in place and not.
 TEST_F(AllReduce, DirectAreaEdges) {
   const size_t slot = directAreaBytes() / nranks / 16 * 16;  // the largest slot stride that fits
   if (slot == 0) GTEST_SKIP() << "no direct engine (ALLOY_DIRECT_BYTES=0)";
   uint64_t tag = 0;
-  for (const bool oneShot : {true, false}) {
-    SCOPED_TRACE(oneShot ? "one-shot" : "two-shot");
-    OneShotMax force(oneShot ? kNever : 0);
-    const size_t fits = oneShot ? slot / 4 : slot / 4 * nranks;  // int32 elements
-    for (size_t count : {fits, fits + 1}) {
-      run(Coll::AllReduce, {count, alloyInt32, alloySum}, ++tag);
-      run(Coll::AllReduce, {count, alloyInt32, alloyMax, 4, 0, true}, ++tag);
+  for (const bool lowLatency : {true, false})
+    for (const bool oneShot : {true, false}) {
+      SCOPED_TRACE(std::string(lowLatency ? "lines " : "bulk ") + (oneShot ? "one-shot" : "two-shot"));
+      DirectLowLatencyMax lines(lowLatency ? kNever : 0);
+      OneShotMax force(oneShot ? kNever : 0);
+      const size_t perRank = slot / (lowLatency ? 8 : 4);  // int32 elements of a full slot
+      const size_t fits = oneShot ? perRank : perRank * nranks;
+      for (size_t count : {fits, fits + 1}) {
+        run(Coll::AllReduce, {count, alloyInt32, alloySum}, ++tag);
+        run(Coll::AllReduce, {count, alloyInt32, alloyMax, 4, 0, true}, ++tag);
+      }
     }
-  }
 }
 
 // Zero, tiny, around the one-shot threshold, and large enough to turn every ring many times.
@@ -284,20 +297,22 @@ TEST_F(AllReduce, BothProtocols) {
 
 // 100 allreduces enqueued with no host synchronisation; before each, a stream-ordered copy refills the
 // same send buffer, so an operation that read its input late or ran ahead of the copy is caught. Sizes
-// alternate between one-shot and reduce-scatter + all-gather, both through the direct engine (its two
-// generations of staging in turn), and every 25th is larger than the engine's areas and runs over the
-// rings in between.
+// alternate between one-shot and reduce-scatter + all-gather, through the direct engine (its two
+// generations of staging in turn, in low-latency lines and in bulk), and every 25th is larger than the
+// engine's areas and runs over the rings in between.
 TEST_F(AllReduce, HundredBackToBackWithoutSync) {
   constexpr int kIterations = 100;
   const alloyDataType_t type = alloyInt32;
   const size_t threshold = alloy::allreduceOneShotMaxBytes(nranks) / 4;
   const size_t overArea = directAreaBytes() / 4 + 1;  // int32 elements that no area holds
+  const size_t bulk = alloy::directLowLatencyMaxBytes() / 4 + 1;  // direct, in bulk, where the area holds it
   Rng shape(streamOf(seed, 1000));
   std::vector<size_t> counts(kIterations), offsets(kIterations + 1, 0);
   size_t largest = 0;
   for (int i = 0; i < kIterations; ++i) {
     counts[i] = i % 25 == 24 ? overArea + shape.range(1, 70000)
                 : i % 10 == 9 ? threshold + shape.range(1, 70000)
+                : i % 10 == 4 ? bulk + shape.range(1, 70000)
                               : shape.range(1, 5000);
     offsets[i + 1] = offsets[i] + counts[i] * 4;
     largest = std::max(largest, counts[i] * 4);
@@ -390,9 +405,14 @@ TEST_F(ReduceScatter, DirectAreaEdges) {
   const size_t slot = comm->local->deviceComm().directAreaBytes / nranks / 16 * 16;
   if (slot == 0) GTEST_SKIP() << "no direct engine (ALLOY_DIRECT_BYTES=0)";
   uint64_t tag = 0;
-  for (size_t count : {slot / 4, slot / 4 + 1}) {
-    run(Coll::ReduceScatter, {count, alloyInt32, alloySum}, ++tag);
-    run(Coll::ReduceScatter, {count, alloyInt32, alloyMin, 0, 0, true}, ++tag);
+  for (const bool lowLatency : {true, false}) {
+    SCOPED_TRACE(lowLatency ? "lines" : "bulk");
+    DirectLowLatencyMax lines(lowLatency ? kNever : 0);
+    const size_t fits = slot / (lowLatency ? 8 : 4);
+    for (size_t count : {fits, fits + 1}) {
+      run(Coll::ReduceScatter, {count, alloyInt32, alloySum}, ++tag);
+      run(Coll::ReduceScatter, {count, alloyInt32, alloyMin, 0, 0, true}, ++tag);
+    }
   }
 }
 
@@ -405,6 +425,7 @@ TEST_F(ReduceScatter, EveryDatatypeAndOperatorOverTheRings) {
 }
 
 TEST_F(ReduceScatter, EveryDatatypeAndOperator) {
+  DirectLowLatencyMax lines(kNever);  // small sizes: lines; SizesInPlaceUnaligned reaches bulk
   uint64_t tag = 0;
   for (alloyDataType_t type : kAllTypes)
     for (alloyRedOp_t op : kAllOps)

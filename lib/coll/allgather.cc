@@ -1,5 +1,6 @@
 // alloyAllGather: every rank sends its buffer to every peer and receives theirs into their places of
-// recvbuff, one launch of the point-to-point engine (IPC inside this host, the network channel between
+// recvbuff: small ones through the direct engine's low-latency lines inside a host, the others in one
+// launch of the point-to-point engine (IPC inside this host, the network channel between
 // hosts); its own part is a local copy unless in place. Between hosts that each hold L > 1 ranks, larger
 // buffers go along the rails first and then inside each host (allGatherAlongRails); small buffers between
 // many hosts by recursive doubling (allgather_doubling.h), along the rails where they apply.
@@ -13,6 +14,7 @@
 #include "comm.h"
 #include "datatype.h"
 #include "device_guard.h"
+#include "direct_plan.h"
 #include "error.h"
 #include "group_reduce.h"
 #include "p2p_plan.h"
@@ -102,6 +104,11 @@ extern "C" ALLOY_API alloyResult_t alloyAllGather(const void* sendbuff, void* re
       ALLOY_TRY(gather.prepare(allRanks(comm->nranks), comm->rank, sendbuff, recv, partBytes, fn));
       return gather.launch(stream, fn);
     }
+  }
+  if (!comm->topology.spansHosts()) {
+    // Small all-gathers in one step of the direct engine's lines (the type only picks an instantiation).
+    DirectPlan direct(comm, alloyUint8, alloySum, kOpAllGather);
+    if (direct.planAllGather(sendbuff, recvbuff, partBytes)) return direct.launch(stream, fn);
   }
   P2pPlan plan(comm, kOpAllGather);
   for (int peer = 0; peer < comm->nranks; ++peer) {

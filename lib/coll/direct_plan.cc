@@ -18,14 +18,13 @@ DirectPlan::DirectPlan(alloyComm_t comm, alloyDataType_t type, alloyRedOp_t op, 
   args_.op = op;
 }
 
-bool DirectPlan::fits() {
-  const int parts = args_.algorithm == kDirectOneShot ? 1 : args_.comm.nranks;
-  size_t largest = 0, total = 0;
-  for (int p = 0; p < parts; ++p) {
+bool DirectPlan::fits(size_t total) {
+  const bool byParts = args_.algorithm == kDirectTwoShot || args_.algorithm == kDirectReduceScatter;
+  size_t largest = 0;
+  for (int p = 0; p < (byParts ? args_.comm.nranks : 1); ++p) {
     // Every rank exchanges something with every peer (direct_kernel.h says why).
     if (args_.partBytes[p] == 0) return false;
     largest = args_.partBytes[p] > largest ? args_.partBytes[p] : largest;
-    total += args_.partBytes[p];
   }
   args_.lowLatency = total <= directLowLatencyMaxBytes() ? 1 : 0;
   // A low-latency line carries 8 data bytes in 16.
@@ -40,7 +39,7 @@ bool DirectPlan::planOneShot(const void* src, void* dst, size_t bytes) {
   args_.src = static_cast<const char*>(src);
   args_.dst = static_cast<char*>(dst);
   args_.partBytes[0] = bytes;
-  return fits();
+  return fits(bytes);
 }
 
 bool DirectPlan::planTwoShot(const void* src, void* dst, size_t count, size_t elementSize) {
@@ -52,7 +51,7 @@ bool DirectPlan::planTwoShot(const void* src, void* dst, size_t count, size_t el
     args_.partFirst[p] = part.first * elementSize;
     args_.partBytes[p] = part.count * elementSize;
   }
-  return fits();
+  return fits(count * elementSize);
 }
 
 bool DirectPlan::planReduceScatter(const void* src, void* dst, size_t partBytes) {
@@ -63,7 +62,15 @@ bool DirectPlan::planReduceScatter(const void* src, void* dst, size_t partBytes)
     args_.partFirst[p] = p * partBytes;
     args_.partBytes[p] = partBytes;
   }
-  return fits();
+  return fits(partBytes * args_.comm.nranks);
+}
+
+bool DirectPlan::planAllGather(const void* src, void* dst, size_t blockBytes) {
+  args_.algorithm = kDirectAllGather;
+  args_.src = static_cast<const char*>(src);
+  args_.dst = static_cast<char*>(dst);
+  args_.partBytes[0] = blockBytes;
+  return fits(blockBytes * args_.comm.nranks) && args_.lowLatency;
 }
 
 alloyResult_t DirectPlan::launch(cudaStream_t stream, const char* function) {

@@ -21,12 +21,16 @@ class DirectPlan {
   bool planTwoShot(const void* src, void* dst, size_t count, size_t elementSize);
   // Reduce-scatter of nranks parts of partBytes each; dst receives this rank's part.
   bool planReduceScatter(const void* src, void* dst, size_t partBytes);
+  // All-gather of blocks of blockBytes into dst; only as low-latency lines (the rings' all-gather is
+  // faster in bulk: docs/benchmarks.md).
+  bool planAllGather(const void* src, void* dst, size_t blockBytes);
   // Enqueues the plan on stream, after the communicator's previous launch.
   alloyResult_t launch(cudaStream_t stream, const char* function);
 
  private:
-  // Sets the slot stride from the largest part; false when nranks slots exceed an area.
-  bool fits();
+  // Sets the protocol and the slot stride from the largest part and the whole input (`total` bytes, or
+  // all of the output for an all-gather); false when nranks slots exceed an area.
+  bool fits(size_t total);
 
   alloyComm_t comm_;
   alloyDataType_t type_;

@@ -21,11 +21,12 @@ struct EngineGeometry {
   size_t slotBytes;
   size_t lowLatencyMaxBytes;  // sends and receives up to this size per peer use the low-latency protocol
   size_t directAreaBytes;     // each of the direct engine's four staging areas (direct_kernel.h); 0: none
+  int directBlocks;           // blocks of every launch of the direct engine
 };
 
 // Channels, slots, slot size, protocol threshold and direct staging for nranks ranks of one host:
 // defaults tuned for NVLink, overridable by ALLOY_CHANNELS, ALLOY_SLOTS, ALLOY_SLOT_BYTES,
-// ALLOY_LL_MAX_BYTES and ALLOY_DIRECT_BYTES (which must be equal on every rank of a host).
+// ALLOY_LL_MAX_BYTES, ALLOY_DIRECT_BYTES and ALLOY_DIRECT_BLOCKS (which must be equal on every rank of a host).
 EngineGeometry engineGeometry(int nranks);
 
 class LocalTransport {

@@ -16,7 +16,7 @@ namespace alloy {
 
 constexpr int kMaxLocalRanks = 16;  // ranks of one host served by the IPC engine
 constexpr int kMaxChannels = 32;    // parallel streams of chunks between one pair of ranks
-constexpr int kMaxDirectBlocks = 32;  // blocks of a launch of the direct engine (direct_kernel.h)
+constexpr int kMaxDirectBlocks = 64;  // blocks of a launch of the direct engine (direct_kernel.h)
 
 // Layout of a rank's signal area (64-bit words). posted and consumed are written by peers over
 // NVLink/PCIe and each sits on its own 64-byte line; sent and recvd are this rank's own counters.

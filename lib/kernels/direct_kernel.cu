@@ -187,6 +187,41 @@ __device__ bool byParts(const DirectLaunch& a, int generation, uint64_t epoch) {
   return true;
 }
 
+// Every rank's block to every peer, then each block copied into its place of dst (in place: this rank's
+// own block is already there).
+__device__ bool allGather(const DirectLaunch& a, int generation, uint64_t epoch) {
+  const DeviceComm& c = a.comm;
+  const int me = c.rank, n = c.nranks;
+  const size_t block = a.partBytes[0];
+  const Share s = shareOf(block, blockIdx.x);
+  const char* src = a.src + s.first;
+  char* own = a.dst + me * block + s.first;
+  if (a.lowLatency) {
+    if (s.bytes == 0) return true;
+    const uint32_t flag = llFlag(2 * epoch);
+    for (int p = 0; p < n; ++p)
+      if (p != me) llSendChunk(linesOf(a, p, generation, kInputs, me, s.first), src, s.bytes, flag);
+    if (own != src) blockCopy(own, src, s.bytes);
+    for (int q = 0; q < n; ++q) {
+      if (q != me && !llRecvChunk(c, q, linesOf(a, me, generation, kInputs, q, s.first), a.dst + q * block + s.first,
+                                  s.bytes, flag))
+        return false;
+    }
+    return true;
+  }
+  char* dsts[kMaxLocalRanks];
+  int count = 0;
+  for (int p = 0; p < n; ++p)
+    if (p != me) dsts[count++] = slotOf(a, p, generation, kInputs, me) + s.first;
+  copyToAll(dsts, count, src, s.bytes);
+  if (own != src) blockCopy(own, src, s.bytes);
+  arrive(c, 2 * epoch + 1);
+  if (!awaitPeers(c, 2 * epoch + 1)) return false;
+  for (int q = 0; q < n; ++q)
+    if (q != me) blockCopy(a.dst + q * block + s.first, slotOf(a, me, generation, kInputs, q) + s.first, s.bytes);
+  return true;
+}
+
 template <typename T, int Op>
 __device__ void runDirect(const DirectLaunch& a) {
   uint64_t* epochWord = a.comm.signals[a.comm.rank] + SignalLayout::directEpoch(blockIdx.x);
@@ -195,8 +230,9 @@ __device__ void runDirect(const DirectLaunch& a) {
   __syncthreads();
   const uint64_t epoch = start;
   const int generation = static_cast<int>(epoch & 1);
-  const bool done = a.algorithm == kDirectOneShot ? oneShot<T, Op>(a, generation, epoch)
-                                                  : byParts<T, Op>(a, generation, epoch);
+  const bool done = a.algorithm == kDirectOneShot     ? oneShot<T, Op>(a, generation, epoch)
+                    : a.algorithm == kDirectAllGather ? allGather(a, generation, epoch)
+                                                      : byParts<T, Op>(a, generation, epoch);
   if (done) blockStoreCounter(epochWord, epoch + 1);
 }
 

@@ -32,6 +32,8 @@ enum DirectAlgorithm : int {
   kDirectTwoShot = 1,
   // Step 1 of the two-shot alone: rank p ends with part p reduced (alloyReduceScatter).
   kDirectReduceScatter = 2,
+  // Every rank's block (part 0's bytes) to every peer, which copies it into its place (alloyAllGather).
+  kDirectAllGather = 3,
 };
 
 struct DirectLaunch {
@@ -40,9 +42,9 @@ struct DirectLaunch {
   int algorithm;  // DirectAlgorithm
   int lowLatency;  // 1: low-latency lines (slots of twice the bytes); 0: bulk stores and flags
   const char* src;  // this rank's input: the whole buffer
-  char* dst;        // one-shot, two-shot: the whole output buffer; reduce-scatter: this rank's part
+  char* dst;        // one-shot, two-shot, all-gather: the whole output buffer; reduce-scatter: this rank's part
   // Parts (two-shot, reduce-scatter): part p is bytes [partFirst[p], partFirst[p] + partBytes[p]) of src
-  // (and of dst, two-shot). One-shot: part 0 is the whole buffer.
+  // (and of dst, two-shot). One-shot: part 0 is the whole buffer; all-gather: one rank's block.
   size_t partFirst[kMaxLocalRanks];
   size_t partBytes[kMaxLocalRanks];
   size_t slotStride;  // bytes between two source ranks' slots in an area (a multiple of 16)

@@ -37,6 +37,7 @@ EngineGeometry engineGeometry(int nranks) {
   // results) are allocated after the rings: 32 MiB per rank by default.
   const long long directArea = envInt("ALLOY_DIRECT_BYTES", 8 << 20, 0);
   g.directAreaBytes = (static_cast<size_t>(directArea) + 4095) & ~static_cast<size_t>(4095);
+  g.directBlocks = static_cast<int>(envInt("ALLOY_DIRECT_BLOCKS", 32, 1, kMaxDirectBlocks));
   return g;
 }
 
@@ -86,6 +87,7 @@ alloyResult_t IpcTransport::prepare(int device, int nranks, long long timeoutMs,
   v.timeoutNs = static_cast<unsigned long long>(timeoutMs) * 1000000ull;
   v.directOffset = workspaceBytes(nranks, g.channels, g.slots, g.slotBytes);
   v.directAreaBytes = g.directAreaBytes;
+  t->directBlocks_ = g.directBlocks;
   const size_t bytes = v.directOffset + 4 * g.directAreaBytes;
 
   ALLOY_CUDA_TRY(cudaMalloc(&t->workspace_, bytes));
@@ -152,8 +154,8 @@ alloyResult_t IpcTransport::connect(const std::vector<EndpointBlob>& blobs, int 
                                 myRank, limit, v.channels, blobs[myRank].residentBlocks);
     v.channels = limit;
   }
-  // As wide as the widest launch of the other kernels, which is resident (above), up to kMaxDirectBlocks.
-  v.directBlocks = static_cast<int>(std::min<long long>(kMaxDirectBlocks, (2ll * v.nranks - 1) * v.channels));
+  // At most as wide as the widest launch of the other kernels, which is resident (above).
+  v.directBlocks = static_cast<int>(std::min<long long>(directBlocks_, (2ll * v.nranks - 1) * v.channels));
   return alloySuccess;
 }
 

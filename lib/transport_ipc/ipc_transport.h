@@ -46,6 +46,7 @@ class IpcTransport final : public LocalTransport {
   int device_ = -1;
   DeviceComm view_{};
   size_t lowLatencyMaxBytes_ = 0;
+  int directBlocks_ = 0;              // ALLOY_DIRECT_BLOCKS, before connect() bounds it by residency
   void* workspace_ = nullptr;         // this rank's, cudaMalloc
   void* signals_ = nullptr;           // this rank's, cudaMalloc
   FaultRecord* fault_ = nullptr;      // cudaHostAlloc, mapped (DeviceComm::fault is its device address)

@@ -129,21 +129,28 @@ TEST_F(Broadcast, BinomialTreeBetweenHosts) {
   broadcast(std::min(alloy::allreduceOneShotMaxBytes(nranks), size_t{256} << 10), alloyUint8, nranks - 1, ++tag);
 }
 
+// Small ones through the direct engine (by default) and over the rings (ALLOY_DIRECT_MAX_BYTES=0).
 TEST_F(AllGather, EveryDatatypeAndCount) {
   uint64_t tag = 0;
-  for (alloyDataType_t type : kAllTypes)
-    for (size_t count : {size_t{0}, size_t{1}, size_t{7}, size_t{1001}, size_t{70001}}) allgather(count, type, ++tag);
+  for (const size_t directMax : {size_t{1} << 62, size_t{0}}) {
+    ScopedEnv engine("ALLOY_DIRECT_MAX_BYTES", directMax);
+    for (alloyDataType_t type : kAllTypes)
+      for (size_t count : {size_t{0}, size_t{1}, size_t{7}, size_t{1001}, size_t{70001}}) allgather(count, type, ++tag);
+  }
   for (size_t bytes : {size_t{4096}, size_t{262143}, (size_t{3} << 20) + 5, (size_t{32} << 20) + 1})
     allgather(bytes, alloyUint8, ++tag);
 }
 
 TEST_F(AllGather, InPlaceAndUnaligned) {
   uint64_t tag = 0;
-  for (size_t count : {size_t{1}, size_t{1001}, size_t{300001}}) {
-    allgather(count, alloyFloat32, ++tag, {0, 0, true});
-    allgather(count, alloyInt8, ++tag, {3, 3, true});
-    allgather(count, alloyUint8, ++tag, {1, 3});
-    allgather(count, alloyBfloat16, ++tag, {2, 6});
+  for (const size_t directMax : {size_t{1} << 62, size_t{0}}) {
+    ScopedEnv engine("ALLOY_DIRECT_MAX_BYTES", directMax);
+    for (size_t count : {size_t{1}, size_t{1001}, size_t{300001}}) {
+      allgather(count, alloyFloat32, ++tag, {0, 0, true});
+      allgather(count, alloyInt8, ++tag, {3, 3, true});
+      allgather(count, alloyUint8, ++tag, {1, 3});
+      allgather(count, alloyBfloat16, ++tag, {2, 6});
+    }
   }
 }
 

@@ -26,12 +26,14 @@ bool DirectPlan::fits(size_t total) {
     if (args_.partBytes[p] == 0) return false;
     largest = args_.partBytes[p] > largest ? args_.partBytes[p] : largest;
   }
-  args_.lowLatency = total <= directLowLatencyMaxBytes() ? 1 : 0;
-  // A low-latency line carries 8 data bytes in 16.
-  const size_t slotBytes = args_.lowLatency ? 2 * ((largest + kLlDataPerLine - 1) / kLlDataPerLine * kLlDataPerLine) : largest;
-  args_.slotStride = (slotBytes + 15) & ~static_cast<size_t>(15);
   const DeviceComm& c = args_.comm;
-  return c.directBlocks > 0 && total <= directMaxBytes() && args_.slotStride <= c.directAreaBytes / c.nranks;
+  // A low-latency line carries 8 data bytes in 16. Lines where they are asked for and fit their areas,
+  // else bulk.
+  const size_t lineSlot = (2 * ((largest + kLlDataPerLine - 1) / kLlDataPerLine * kLlDataPerLine) + 15) & ~size_t{15};
+  const size_t bulkSlot = (largest + 15) & ~size_t{15};
+  args_.lowLatency = total <= directLowLatencyMaxBytes() && lineSlot <= c.directLineAreaBytes / c.nranks ? 1 : 0;
+  args_.slotStride = args_.lowLatency ? lineSlot : bulkSlot;
+  return c.directBlocks > 0 && total <= directMaxBytes() && (args_.lowLatency || bulkSlot <= c.directAreaBytes / c.nranks);
 }
 
 bool DirectPlan::planOneShot(const void* src, void* dst, size_t bytes) {

@@ -112,10 +112,12 @@ struct DeviceComm {
   FaultRecord* fault;                 // host-mapped, device address
   int* abortWord;                     // device memory, this rank's: the abort as kernels see it on entry
   // The direct engine's staging (direct_kernel.h), after the rings in every rank's workspace: two
-  // generations of an input area and a result area of directAreaBytes each (0: no direct engine), and
-  // the blocks every launch of it has.
+  // generations of an input area and a result area for bulk stores, of directAreaBytes each (0: no
+  // direct engine), then the same four for low-latency lines, of directLineAreaBytes each; and the
+  // blocks every launch of it has.
   size_t directOffset;
   size_t directAreaBytes;
+  size_t directLineAreaBytes;
   int directBlocks;
 };
 
@@ -139,9 +141,13 @@ ALLOY_HOST_DEVICE inline size_t workspaceBytes(int nranks, int channels, int slo
          static_cast<size_t>(nranks) * channels * slots * kLlSlotBytes;
 }
 
-// Offset in a rank's workspace of the direct engine's area (0: inputs, 1: results) of a generation.
-ALLOY_HOST_DEVICE inline size_t directAreaOffset(const DeviceComm& c, int generation, int area) {
-  return c.directOffset + (static_cast<size_t>(generation) * 2 + area) * c.directAreaBytes;
+// Offset in a rank's workspace of one of the direct engine's areas: for bulk stores or for lines (areas
+// of their own, so that a line only ever holds zeros or a line: bulk data left where lines go could show
+// a step's flag), inputs (0) or results (1), of a generation.
+ALLOY_HOST_DEVICE inline size_t directAreaOffset(const DeviceComm& c, bool lines, int generation, int area) {
+  const size_t index = static_cast<size_t>(generation) * 2 + area;
+  return lines ? c.directOffset + 4 * c.directAreaBytes + index * c.directLineAreaBytes
+               : c.directOffset + index * c.directAreaBytes;
 }
 
 // Offset of bulk slot `slot` of channel ch of the ring that rank src fills in a rank's workspace.

@@ -27,9 +27,9 @@ __device__ Share shareOf(size_t bytes, int b) {
   return Share{first, last - first};
 }
 
-// Where source rank src's slot starts in an area of a generation in rank's workspace.
+// Where source rank src's slot starts in a bulk area of a generation in rank's workspace.
 __device__ char* slotOf(const DirectLaunch& a, int rank, int generation, int area, int src) {
-  return a.comm.workspace[rank] + directAreaOffset(a.comm, generation, area) + src * a.slotStride;
+  return a.comm.workspace[rank] + directAreaOffset(a.comm, false, generation, area) + src * a.slotStride;
 }
 
 // After the block's stores into peers' areas: thread 0 fences them (made visible to it by the barrier)
@@ -68,10 +68,11 @@ __device__ void copyToAll(char* const* dsts, int count, const char* src, size_t 
   for (int d = 0; d < count; ++d) blockCopy(dsts[d], src, bytes);
 }
 
-// The lines of rank's slot for src in an area of a generation that carry bytes from `first` on (the
-// low-latency form: 16-byte lines of 8 data bytes, ll_protocol.cuh).
+// The lines of rank's slot for src in a line area of a generation that carry bytes from `first` on
+// (16-byte lines of 8 data bytes, ll_protocol.cuh).
 __device__ uint4* linesOf(const DirectLaunch& a, int rank, int generation, int area, int src, size_t first) {
-  return reinterpret_cast<uint4*>(slotOf(a, rank, generation, area, src)) + first / kLlDataPerLine;
+  char* slot = a.comm.workspace[rank] + directAreaOffset(a.comm, true, generation, area) + src * a.slotStride;
+  return reinterpret_cast<uint4*>(slot) + first / kLlDataPerLine;
 }
 
 // Bulk steps end with flags numbered 2 * epoch + 1 and 2 * epoch + 2 within the block's epoch-th

@@ -13,8 +13,9 @@
 // the other on each rank). Block 0 exchanges data (or, in bulk steps, a flag) with every peer in every
 // operation: the plan gives every rank a non-empty part. Every launch has all directBlocks blocks and each
 // counts the operations it ran (SignalLayout::directEpoch), so all agree on the generation, the count's
-// parity, and on the flags, which grow with the count. Readers of lines zero them, so a line left from an
-// older operation never shows the current flag.
+// parity, and on the flags, which grow with the count. Lines have areas of their own, which start zeroed
+// and whose readers zero every line they read, so a line left from an older operation, or bulk data,
+// never shows the current flag.
 #pragma once
 
 #include <cuda_runtime.h>
@@ -40,7 +41,7 @@ struct DirectLaunch {
   DeviceComm comm;
   int op;         // alloyRedOp_t
   int algorithm;  // DirectAlgorithm
-  int lowLatency;  // 1: low-latency lines (slots of twice the bytes); 0: bulk stores and flags
+  int lowLatency;  // 1: low-latency lines (slots of twice the bytes, in the line areas); 0: bulk stores and flags
   const char* src;  // this rank's input: the whole buffer
   char* dst;        // one-shot, two-shot, all-gather: the whole output buffer; reduce-scatter: this rank's part
   // Parts (two-shot, reduce-scatter): part p is bytes [partFirst[p], partFirst[p] + partBytes[p]) of src
@@ -53,7 +54,8 @@ struct DirectLaunch {
 static_assert(sizeof(DirectLaunch) <= 4096, "DirectLaunch must fit in kernel parameter space");
 
 // Enqueues comm.directBlocks blocks of the kernel for type on stream. type and op must be valid, and
-// nranks * slotStride at most comm.directAreaBytes (checked by the caller).
+// nranks * slotStride at most comm.directAreaBytes, or comm.directLineAreaBytes for lines (checked by the
+// caller).
 cudaError_t launchDirect(const DirectLaunch& launch, alloyDataType_t type, cudaStream_t stream);
 
 // How many blocks one SM of the current device holds at once of the kernel's most demanding datatype.

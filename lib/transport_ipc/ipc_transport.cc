@@ -34,7 +34,8 @@ EngineGeometry engineGeometry(int nranks) {
   g.lowLatencyMaxBytes = static_cast<size_t>(lowLatencyMax);
   // The direct engine's reductions take buffers whose every rank's slot fits one area: 8 MiB holds a
   // two-shot allreduce of about 8 MB at any rank count. Four areas (two generations of inputs and
-  // results) are allocated after the rings: 32 MiB per rank by default.
+  // results) are allocated after the rings, and four of half the size for low-latency lines: 48 MiB per
+  // rank by default.
   const long long directArea = envInt("ALLOY_DIRECT_BYTES", 8 << 20, 0);
   g.directAreaBytes = (static_cast<size_t>(directArea) + 4095) & ~static_cast<size_t>(4095);
   g.directBlocks = static_cast<int>(envInt("ALLOY_DIRECT_BLOCKS", 32, 1, kMaxDirectBlocks));
@@ -87,8 +88,9 @@ alloyResult_t IpcTransport::prepare(int device, int nranks, long long timeoutMs,
   v.timeoutNs = static_cast<unsigned long long>(timeoutMs) * 1000000ull;
   v.directOffset = workspaceBytes(nranks, g.channels, g.slots, g.slotBytes);
   v.directAreaBytes = g.directAreaBytes;
+  v.directLineAreaBytes = g.directAreaBytes / 2 & ~static_cast<size_t>(4095);
   t->directBlocks_ = g.directBlocks;
-  const size_t bytes = v.directOffset + 4 * g.directAreaBytes;
+  const size_t bytes = v.directOffset + 4 * (v.directAreaBytes + v.directLineAreaBytes);
 
   ALLOY_CUDA_TRY(cudaMalloc(&t->workspace_, bytes));
   // The low-latency lines must start without a valid flag (ll_protocol.cuh).

@@ -5,6 +5,7 @@
 // host reference (reduce_reference.h); allreduce results must also be bit-identical on every rank.
 #include <algorithm>
 #include <cstdlib>
+#include <cstring>
 #include <string>
 #include <vector>
 
@@ -141,8 +142,11 @@ class AllReduce : public Reductions {
         body(oneShot ? size_t{1} : static_cast<size_t>(nranks));
       }
   }
-  // Bytes of one of the direct engine's staging areas (ALLOY_DIRECT_BYTES).
-  size_t directAreaBytes() const { return comm->local->deviceComm().directAreaBytes; }
+  // Bytes of one of the direct engine's staging areas for bulk stores (ALLOY_DIRECT_BYTES), or for lines.
+  size_t directAreaBytes(bool lines = false) const {
+    const alloy::DeviceComm& c = comm->local->deviceComm();
+    return lines ? c.directLineAreaBytes : c.directAreaBytes;
+  }
 };
 class Reduce : public Reductions {
  protected:
@@ -186,17 +190,17 @@ TEST_F(AllReduce, EveryDatatypeAndOperatorEachAlgorithm) {
 }
 
 // The direct engine takes a reduction when every rank's slot fits one staging area (low-latency lines
-// take twice the bytes): at the largest such size and one element over it (which goes to the rings), for
-// each algorithm in lines and in bulk, in place and not.
+// take twice the bytes, in areas of their own): at the largest such size and one element over it (which
+// goes from lines to bulk, and from bulk to the rings), for each algorithm, in place and not.
 TEST_F(AllReduce, DirectAreaEdges) {
-  const size_t slot = directAreaBytes() / nranks / 16 * 16;  // the largest slot stride that fits
-  if (slot == 0) GTEST_SKIP() << "no direct engine (ALLOY_DIRECT_BYTES=0)";
+  if (directAreaBytes() == 0) GTEST_SKIP() << "no direct engine (ALLOY_DIRECT_BYTES=0)";
   uint64_t tag = 0;
   for (const bool lowLatency : {true, false})
     for (const bool oneShot : {true, false}) {
       SCOPED_TRACE(std::string(lowLatency ? "lines " : "bulk ") + (oneShot ? "one-shot" : "two-shot"));
       DirectLowLatencyMax lines(lowLatency ? kNever : 0);
       OneShotMax force(oneShot ? kNever : 0);
+      const size_t slot = directAreaBytes(lowLatency) / nranks / 16 * 16;  // the largest slot stride that fits
       const size_t perRank = slot / (lowLatency ? 8 : 4);  // int32 elements of a full slot
       const size_t fits = oneShot ? perRank : perRank * nranks;
       for (size_t count : {fits, fits + 1}) {
@@ -293,6 +297,36 @@ TEST_F(AllReduce, BothProtocols) {
     run(Coll::AllReduce, {1001 * parts, alloyFloat32, alloySum}, ++tag);
     run(Coll::AllReduce, {(e.llMaxBytes + e.slotBytes) / 4 * parts + 3, alloyInt32, alloySum}, ++tag);
   });
+}
+
+// Bulk data left in the direct engine's areas must never pass for low-latency lines, which carry their
+// flag in the words between their data: an allreduce in bulk whose every int32 is the flag that a
+// low-latency allreduce two operations later (the same generation of the areas) waits for, one in between,
+// then that one, checked against the reference. (When lines and bulk shared the areas, a receiver could
+// take the stale words for the peers' lines.)
+TEST_F(AllReduce, LinesNeverTakeBulkDataForTheirFlags) {
+  if (directAreaBytes() == 0) GTEST_SKIP() << "no direct engine (ALLOY_DIRECT_BYTES=0)";
+  CUDA_ASSERT_OK(cudaStreamSynchronize(stream));
+  uint64_t epoch = 0;
+  const uint64_t* epochs = comm->local->deviceComm().signals[rank] + alloy::SignalLayout::directEpoch(0);
+  CUDA_ASSERT_OK(cudaMemcpy(&epoch, epochs, sizeof epoch, cudaMemcpyDeviceToHost));
+  const uint32_t flag = alloy::llFlag(2 * (epoch + 2));  // step 1's flag two operations on
+  {
+    DirectLowLatencyMax bulk(0);
+    OneShotMax oneShot(kNever);
+    const size_t count = directAreaBytes() / nranks / 4;  // a full slot: it covers every line slot below
+    std::vector<uint8_t> looksLikeLines(count * 4);
+    for (size_t i = 0; i < count; ++i) std::memcpy(looksLikeLines.data() + 4 * i, &flag, 4);
+    DeviceBuffer buffer(count * 4);
+    ASSERT_TRUE(allRanksOk(buffer.ok()));
+    buffer.upload(looksLikeLines, 0, stream);
+    ALLOY_EXPECT_OK(alloyAllReduce(buffer.get(), buffer.get(), count, alloyInt32, alloyMax, comm, stream));
+    CUDA_ASSERT_OK(cudaStreamSynchronize(stream));
+  }
+  run(Coll::AllReduce, {1001, alloyInt32, alloySum}, 1);  // lines, the other generation
+  DirectLowLatencyMax lines(kNever);
+  OneShotMax oneShot(kNever);
+  run(Coll::AllReduce, {65536, alloyInt32, alloySum}, 2);  // lines, in the bulk operation's generation
 }
 
 // 100 allreduces enqueued with no host synchronisation; before each, a stream-ordered copy refills the
@@ -402,12 +436,13 @@ TEST_F(Reduce, BinomialTreeBetweenHosts) {
 
 // The same edges as AllReduce.DirectAreaEdges: parts that just fit a slot, and one element more.
 TEST_F(ReduceScatter, DirectAreaEdges) {
-  const size_t slot = comm->local->deviceComm().directAreaBytes / nranks / 16 * 16;
-  if (slot == 0) GTEST_SKIP() << "no direct engine (ALLOY_DIRECT_BYTES=0)";
+  const alloy::DeviceComm& c = comm->local->deviceComm();
+  if (c.directAreaBytes == 0) GTEST_SKIP() << "no direct engine (ALLOY_DIRECT_BYTES=0)";
   uint64_t tag = 0;
   for (const bool lowLatency : {true, false}) {
     SCOPED_TRACE(lowLatency ? "lines" : "bulk");
     DirectLowLatencyMax lines(lowLatency ? kNever : 0);
+    const size_t slot = (lowLatency ? c.directLineAreaBytes : c.directAreaBytes) / nranks / 16 * 16;
     const size_t fits = slot / (lowLatency ? 8 : 4);
     for (size_t count : {fits, fits + 1}) {
       run(Coll::ReduceScatter, {count, alloyInt32, alloySum}, ++tag);

@@ -25,7 +25,7 @@ void cutPeer(const std::vector<P2pSegment>& segments, size_t capacity, Copy copy
 
 }  // namespace
 
-std::vector<NetRound> cutIntoRounds(const net::NetChannel& channel, const std::vector<std::vector<P2pSegment>>& sends,
+std::vector<NetRound> cutIntoRounds(const RemoteChannel& channel, const std::vector<std::vector<P2pSegment>>& sends,
                                     const std::vector<std::vector<P2pSegment>>& recvs,
                                     const std::vector<int>& localIndexOf, int operation) {
   std::vector<NetRound> rounds;
@@ -43,17 +43,17 @@ std::vector<NetRound> cutIntoRounds(const net::NetChannel& channel, const std::v
     cutPeer(
         sends[peer], capacity,
         [&](size_t r, size_t at, const P2pSegment& s, size_t offset, size_t length) {
-          char* box = channel.outbox(peer, net::NetChannel::boxOf(r));
+          char* box = channel.outbox(peer, RemoteChannel::boxOf(r));
           round(r).stageIn.push_back(StagedCopy{box + at, s.src + offset, length});
         },
-        [&](size_t r, size_t bytes) { round(r).operation.sends.push_back(net::NetMessage{peer, bytes}); });
+        [&](size_t r, size_t bytes) { round(r).operation.sends.push_back(NetMessage{peer, bytes}); });
     cutPeer(
         recvs[peer], capacity,
         [&](size_t r, size_t at, const P2pSegment& s, size_t offset, size_t length) {
-          const char* box = channel.inbox(peer, net::NetChannel::boxOf(r));
+          const char* box = channel.inbox(peer, RemoteChannel::boxOf(r));
           round(r).stageOut.push_back(StagedCopy{s.dst + offset, box + at, length});
         },
-        [&](size_t r, size_t bytes) { round(r).operation.recvs.push_back(net::NetMessage{peer, bytes}); });
+        [&](size_t r, size_t bytes) { round(r).operation.recvs.push_back(NetMessage{peer, bytes}); });
   }
   return rounds;
 }

@@ -9,21 +9,21 @@
 #include <cstddef>
 #include <vector>
 
-#include "net_channel.h"
 #include "p2p_kernel.h"
+#include "remote_channel.h"
 #include "staged_copy.h"
 
 namespace alloy {
 
 struct NetRound {
-  net::NetOperation operation;
+  NetOperation operation;
   std::vector<StagedCopy> stageIn;   // user buffers -> outboxes, before the doorbell
   std::vector<StagedCopy> stageOut;  // inboxes -> user buffers, once it has cleared
 };
 
 // sends[peer], recvs[peer]: the plan's segments in order (empty ones allowed); only peers with
 // localIndexOf[peer] < 0 (on another host) are cut.
-std::vector<NetRound> cutIntoRounds(const net::NetChannel& channel, const std::vector<std::vector<P2pSegment>>& sends,
+std::vector<NetRound> cutIntoRounds(const RemoteChannel& channel, const std::vector<std::vector<P2pSegment>>& sends,
                                     const std::vector<std::vector<P2pSegment>>& recvs,
                                     const std::vector<int>& localIndexOf, int operation);
 

@@ -143,8 +143,8 @@ alloyResult_t P2pPlan::launch(cudaStream_t stream, const char* function) {
     // out before. The kernel (the copy engine where it would only copy this rank's own blocks) serves
     // this host while the first round is on the wire. Everything is stream-ordered, so it captures into
     // a graph; a captured round stays in the channel so that every replay rings the same operation.
-    net::NetChannel* channel = comm_->net.get();
-    const auto bell = [&](size_t r) { return channel->doorbellForDevice(net::NetChannel::boxOf(r)); };
+    RemoteChannel* channel = comm_->net.get();
+    const auto bell = [&](size_t r) { return channel->doorbellForDevice(RemoteChannel::boxOf(r)); };
     const auto ring = [&](size_t r) -> alloyResult_t {
       for (const StagedCopy& c : rounds_[r].stageIn) ALLOY_TRY(enqueueStagedCopy(c, stream));
       uint32_t id = 0;

@@ -15,9 +15,7 @@ namespace alloy {
 class LocalTransport;
 class LaunchOrder;
 class RelayBoard;
-namespace net {
-class NetChannel;
-}
+class RemoteChannel;
 }
 
 struct alloyComm {
@@ -46,7 +44,7 @@ struct alloyComm {
   int rejectionsReported = 0;  // of the handshakes' rejections recorded (takeUnreportedRejection)
   // Between hosts: set on a GPU communicator that spans hosts when a transport connects them (served
   // by the process's proxy thread); otherwise null, and netUnavailableReason says why.
-  std::unique_ptr<alloy::net::NetChannel> net;
+  std::unique_ptr<alloy::RemoteChannel> net;
   std::string netUnavailableReason;
   // alltoallv's count exchange among the ranks of this host, opened by the first alltoallv through the
   // rails (lib/coll/relay_board.h).

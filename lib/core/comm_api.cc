@@ -9,16 +9,15 @@
 #include "local_transport.h"
 #include "launch_order.h"
 #include "log.h"
-#include "net_channel.h"
-#include "proxy_thread.h"
 #include "relay_board.h"
+#include "remote_channel.h"
 
 alloyComm::alloyComm() = default;
 
 alloyComm::~alloyComm() {
   {
     alloy::DeviceGuard guard(cudaDevice);
-    if (net) alloy::net::ProxyThread::remove(net.get());
+    if (net) net->serveInBackground(false);
     net.reset();
     launchOrder.reset();
     local.reset();
@@ -37,7 +36,7 @@ alloyResult_t checkComm(alloyComm_t comm, const char* name) {
 // messages over tcp and shared memory, so a peer's last puts and flushes complete only while this rank
 // progresses.
 alloyResult_t progressingBarrier(alloyComm_t comm) {
-  net::NetChannel* channel = comm->net.get();
+  RemoteChannel* channel = comm->net.get();
   return comm->bootstrap->barrier([channel] {
     channel->progress();
     channel->progressInbound();
@@ -126,7 +125,7 @@ alloyResult_t commFinalize(alloyComm_t comm) {
   if (comm->net) {
     // The same between hosts: this rank's puts and credits complete at their targets (drain), and
     // the barrier keeps progressing the transport, whose peers may need this rank to land theirs.
-    net::ProxyThread::remove(comm->net.get());
+    comm->net->serveInBackground(false);
     const alloyResult_t drained = comm->net->drain();
     if (drained != alloySuccess && result == alloySuccess) result = drained;
     barrier = progressingBarrier(comm);

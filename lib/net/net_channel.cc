@@ -15,6 +15,7 @@
 #include "device_comm.h"
 #include "error.h"
 #include "log.h"
+#include "proxy_thread.h"
 
 namespace alloy {
 namespace net {
@@ -617,6 +618,11 @@ void NetChannel::abort() { abortRequested_.store(true, std::memory_order_release
 
 NetChannel::Footprint NetChannel::footprint() const {
   return Footprint{staging_->bytes, outbox_->bytes, bell_->bytes, peers_.size()};
+}
+
+void NetChannel::serveInBackground(bool on) {
+  if (on) ProxyThread::add(this);
+  else ProxyThread::remove(this);
 }
 
 std::string NetChannel::describe() const {

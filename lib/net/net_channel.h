@@ -46,24 +46,14 @@
 
 #include "alloy.h"
 #include "net_geometry.h"
+#include "remote_channel.h"
 #include "transport.h"
 
 namespace alloy {
 namespace net {
 
-// One direction of an operation with one peer on another host: the first `bytes` of outbox(peer) go to
-// it, or the first `bytes` of inbox(peer) come from it.
-struct NetMessage {
-  int peer;      // communicator rank
-  size_t bytes;  // 1 .. capacity()
-};
-
-struct NetOperation {
-  int operation = 0;  // alloy::Operation, for error messages
-  size_t round = 0;   // its round in the launch: staged in box round % kBoxes, served after round - 1
-  std::vector<NetMessage> sends;  // at most one per peer
-  std::vector<NetMessage> recvs;  // at most one per peer
-};
+using NetMessage = alloy::NetMessage;
+using NetOperation = alloy::NetOperation;
 
 struct NetChannelConfig {
   int rank = 0;
@@ -74,12 +64,8 @@ struct NetChannelConfig {
   NetGeometry geometry{};
 };
 
-class NetChannel {
+class NetChannel final : public RemoteChannel {
  public:
-  // Staging boxes per peer and direction, and doorbells: the stream fills one while the other travels.
-  static constexpr int kBoxes = 2;
-  // The box a launch's round stages through.
-  static int boxOf(size_t round) { return static_cast<int>(round % kBoxes); }
   // Allocates and registers the staging memory with transport, and fills the bytes a peer needs:
   // *address (transport address) and *key (packed key of the registered region).
   static alloyResult_t prepare(const NetChannelConfig& config, std::unique_ptr<Transport> transport,
@@ -89,30 +75,35 @@ class NetChannel {
   // entries for ranks on this host are ignored) and imports their keys.
   alloyResult_t connect(const std::vector<std::vector<uint8_t>>& addresses,
                         const std::vector<std::vector<uint8_t>>& keys);
-  ~NetChannel();
+  ~NetChannel() override;
   NetChannel(const NetChannel&) = delete;
   NetChannel& operator=(const NetChannel&) = delete;
 
   // Stores an operation and gives its id (what the doorbell carries, minus 1). A persistent operation
   // (captured into a CUDA graph) stays until the channel is destroyed; any other is freed once done.
-  alloyResult_t addOperation(NetOperation operation, bool persistent, uint32_t* id);
+  alloyResult_t addOperation(NetOperation operation, bool persistent, uint32_t* id) override;
   // The doorbell of a box (0 .. kBoxes - 1): host address, and the address the GPU uses (equal under UVA;
   // the host one without CUDA).
   volatile uint32_t* doorbell(int box) const { return doorbell_ + box * kBellStride; }
-  void* doorbellForDevice(int box) const { return static_cast<uint32_t*>(doorbellDevice_) + box * kBellStride; }
+  void* doorbellForDevice(int box) const override {
+    return static_cast<uint32_t*>(doorbellDevice_) + box * kBellStride;
+  }
   // Staging of a rank on another host in a box (pinned and mapped when the channel has a device):
   // capacity() bytes each. Fill outbox(peer, box) before ringing the box's doorbell; read
   // inbox(peer, box) after it cleared. nullptr for a rank that is not on another host.
-  size_t capacity() const { return config_.geometry.capacity(); }
-  char* outbox(int peer, int box) const;
-  const char* inbox(int peer, int box) const;
+  size_t capacity() const override { return config_.geometry.capacity(); }
+  char* outbox(int peer, int box) const override;
+  const char* inbox(int peer, int box) const override;
+
+  // Adds the channel to the process's proxy threads (lib/net/proxy_thread.h), or removes it.
+  void serveInBackground(bool on) override;
 
   // The proxy's step: drives the transport and the operation in hand. Returns whether anything is under
   // way (an operation rung, data or credits in flight), so that an idle proxy may sleep.
-  bool progress();
+  bool progress() override;
   // The inbound thread's step: serves what peers do to this rank's staging (Transport::progressInbound).
   // Returns whether anything happened.
-  bool progressInbound();
+  bool progressInbound() override;
   // Whether the transport has an inbound side of its own, which needs the inbound thread.
   bool separateInbound() const { return transport_->separateInbound(); }
   // Flushes every connection (progressing until this rank's signals have completed at their targets);
@@ -120,18 +111,18 @@ class NetChannel {
   // keeps calling progress() and progressInbound() (peers' flushes complete only while this rank
   // progresses). Caller's thread, after ProxyThread::remove.
   // A failed channel returns alloySuccess at once: its error was reported, and its peers may be gone.
-  alloyResult_t drain();
+  alloyResult_t drain() override;
 
   // alloySuccess, or the error that failed the channel; a failed channel releases every later doorbell
   // at once without moving data.
-  alloyResult_t error() const { return error_.load(std::memory_order_acquire); }
-  std::string errorMessage() const;
+  alloyResult_t error() const override { return error_.load(std::memory_order_acquire); }
+  std::string errorMessage() const override;
   // Fails the channel (alloyRemoteError, "aborted") and releases the doorbell.
-  void abort();
+  void abort() override;
   // Which transport carries the connections ("tcp/lo", ...), for logs. Caller's thread, and only while
   // neither proxy thread serves the channel (before ProxyThread::add, after remove): UCX reads endpoint
   // and protocol state there that the proxy thread changes as it progresses the worker.
-  std::string describe() const;
+  std::string describe() const override;
   // What the channel holds, as allocated: docs/architecture.md, "Memory per rank", has it as formulas,
   // which tests/net/net_scale_test.cc checks against this.
   struct Footprint {

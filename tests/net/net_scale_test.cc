@@ -90,7 +90,7 @@ class NetScaleTest : public ::testing::Test {
   }
   void TearDown() override;
 
-  // Creates this rank's channel as communicator creation does (lib/core/net_setup.cc, comm_create.cc): the
+  // Creates this rank's channel as communicator creation does (lib/assembly/net_setup.cc, comm_create.cc): the
   // geometry as prepareNet takes it from the environment, a UCX transport, the addresses and keys
   // exchanged, connected to every rank on another host, handed to the proxy thread. Collective.
   void open();

@@ -1,5 +1,5 @@
 // Which backend ALLOY_NET (auto, ucx, verbs, none) selects for the path between hosts, and how the
-// blob bytes it produces are checked when ranks connect (lib/core/net_setup.h). One process and no MPI:
+// blob bytes it produces are checked when ranks connect (lib/assembly/net_setup.h). One process and no MPI:
 // the ranks of a three-rank communicator spread over two hosts are prepared side by side here, with host
 // memory (cudaDevice -1). envChoice reads the variable on every call (nothing cached), so each test sets
 // ALLOY_NET itself; the fixture puts back what the environment held before.

@@ -1,5 +1,7 @@
 // Communicator creation over any bootstrap (commCreate) and its MPI entry point, alloyCommCreateFromMPI:
-// argument checks agreed by every rank, endpoint exchange, topology, and the intra-node transport. See docs/architecture.md for the data flow.
+// argument checks agreed by every rank, endpoint exchange, topology, the intra-node transport and the
+// network channel. The assembly layer: it alone names the concrete bootstraps and transports, which
+// lib/core and lib/coll reach through interfaces (docs/architecture.md, "Layers", and the data flow).
 #include <cstring>
 #include <map>
 #include <unordered_map>
@@ -16,7 +18,6 @@
 #include "mpi_bootstrap.h"
 #include "net_channel.h"
 #include "net_setup.h"
-#include "proxy_thread.h"
 
 namespace alloy {
 namespace {
@@ -109,7 +110,7 @@ alloyResult_t connectHosts(alloyComm* comm, const std::vector<uint64_t>& hostOf,
   // Before the proxy thread takes the channel: describe() reads what that thread changes.
   logInfo("rank %d: %d of %d ranks on other hosts, reached over %s", comm->rank, comm->nranks - comm->topology.localSize,
           comm->nranks, comm->net->describe().c_str());
-  net::ProxyThread::add(comm->net.get());
+  comm->net->serveInBackground(true);
   return alloySuccess;
 }
 

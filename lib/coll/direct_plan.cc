@@ -18,22 +18,31 @@ DirectPlan::DirectPlan(alloyComm_t comm, alloyDataType_t type, alloyRedOp_t op, 
   args_.op = op;
 }
 
-bool DirectPlan::fits(size_t total) {
-  const bool byParts = args_.algorithm == kDirectTwoShot || args_.algorithm == kDirectReduceScatter;
+DirectFit fitDirect(const DeviceComm& c, const size_t* partBytes, int parts, size_t total, size_t lowLatencyMax,
+                    size_t directMax) {
+  DirectFit fit{false, 0, 0};
   size_t largest = 0;
-  for (int p = 0; p < (byParts ? args_.comm.nranks : 1); ++p) {
-    // Every rank exchanges something with every peer (direct_kernel.h says why).
-    if (args_.partBytes[p] == 0) return false;
-    largest = args_.partBytes[p] > largest ? args_.partBytes[p] : largest;
+  for (int p = 0; p < parts; ++p) {
+    if (partBytes[p] == 0) return fit;
+    largest = partBytes[p] > largest ? partBytes[p] : largest;
   }
-  const DeviceComm& c = args_.comm;
-  // A low-latency line carries 8 data bytes in 16. Lines where they are asked for and fit their areas,
-  // else bulk.
+  if (c.directBlocks <= 0 || c.nranks <= 0 || total > directMax) return fit;
+  // A low-latency line carries 8 data bytes in 16.
   const size_t lineSlot = (2 * ((largest + kLlDataPerLine - 1) / kLlDataPerLine * kLlDataPerLine) + 15) & ~size_t{15};
   const size_t bulkSlot = (largest + 15) & ~size_t{15};
-  args_.lowLatency = total <= directLowLatencyMaxBytes() && lineSlot <= c.directLineAreaBytes / c.nranks ? 1 : 0;
-  args_.slotStride = args_.lowLatency ? lineSlot : bulkSlot;
-  return c.directBlocks > 0 && total <= directMaxBytes() && (args_.lowLatency || bulkSlot <= c.directAreaBytes / c.nranks);
+  fit.lowLatency = total <= lowLatencyMax && lineSlot <= c.directLineAreaBytes / c.nranks ? 1 : 0;
+  fit.slotStride = fit.lowLatency ? lineSlot : bulkSlot;
+  fit.fits = fit.lowLatency || bulkSlot <= c.directAreaBytes / c.nranks;
+  return fit;
+}
+
+bool DirectPlan::fits(size_t total) {
+  const bool byParts = args_.algorithm == kDirectTwoShot || args_.algorithm == kDirectReduceScatter;
+  const DirectFit fit = fitDirect(args_.comm, args_.partBytes, byParts ? args_.comm.nranks : 1, total,
+                                  directLowLatencyMaxBytes(), directMaxBytes());
+  args_.lowLatency = fit.lowLatency;
+  args_.slotStride = fit.slotStride;
+  return fit.fits;
 }
 
 bool DirectPlan::planOneShot(const void* src, void* dst, size_t bytes) {

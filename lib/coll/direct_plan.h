@@ -10,6 +10,18 @@
 
 namespace alloy {
 
+// How a launch of the direct engine moves its parts: low-latency lines where total <= lowLatencyMax and a
+// slot of lines fits the line areas, else bulk stores where a slot fits the bulk areas; `fits` false when
+// neither, when total exceeds directMax, when the engine has no blocks, or when a part is empty (every
+// rank must exchange something with every peer: direct_kernel.h). partBytes[0..parts).
+struct DirectFit {
+  bool fits;
+  int lowLatency;
+  size_t slotStride;
+};
+DirectFit fitDirect(const DeviceComm& c, const size_t* partBytes, int parts, size_t total, size_t lowLatencyMax,
+                    size_t directMax);
+
 class DirectPlan {
  public:
   // operation: what the launch serves, for fault reports.

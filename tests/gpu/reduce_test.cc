@@ -122,6 +122,14 @@ class Reductions : public CommTest {
       EXPECT_TRUE(identicalOnAllRanks(result, outBytes, "allreduce result"));
     }
   }
+
+  // Bytes of one of the direct engine's staging areas for bulk stores (ALLOY_DIRECT_BYTES), or for lines.
+  size_t directAreaBytes(bool lines = false) const {
+    const alloy::DeviceComm& c = comm->local->deviceComm();
+    return lines ? c.directLineAreaBytes : c.directAreaBytes;
+  }
+  // The largest slot stride that nranks slots fit into such an area.
+  size_t directSlotBytes(bool lines) const { return directAreaBytes(lines) / nranks / 16 * 16; }
 };
 
 class AllReduce : public Reductions {
@@ -141,11 +149,6 @@ class AllReduce : public Reductions {
         OneShotMax force(oneShot ? kNever : 0);
         body(oneShot ? size_t{1} : static_cast<size_t>(nranks));
       }
-  }
-  // Bytes of one of the direct engine's staging areas for bulk stores (ALLOY_DIRECT_BYTES), or for lines.
-  size_t directAreaBytes(bool lines = false) const {
-    const alloy::DeviceComm& c = comm->local->deviceComm();
-    return lines ? c.directLineAreaBytes : c.directAreaBytes;
   }
 };
 class Reduce : public Reductions {
@@ -200,7 +203,7 @@ TEST_F(AllReduce, DirectAreaEdges) {
       SCOPED_TRACE(std::string(lowLatency ? "lines " : "bulk ") + (oneShot ? "one-shot" : "two-shot"));
       DirectLowLatencyMax lines(lowLatency ? kNever : 0);
       OneShotMax force(oneShot ? kNever : 0);
-      const size_t slot = directAreaBytes(lowLatency) / nranks / 16 * 16;  // the largest slot stride that fits
+      const size_t slot = directSlotBytes(lowLatency);
       const size_t perRank = slot / (lowLatency ? 8 : 4);  // int32 elements of a full slot
       const size_t fits = oneShot ? perRank : perRank * nranks;
       for (size_t count : {fits, fits + 1}) {
@@ -436,13 +439,12 @@ TEST_F(Reduce, BinomialTreeBetweenHosts) {
 
 // The same edges as AllReduce.DirectAreaEdges: parts that just fit a slot, and one element more.
 TEST_F(ReduceScatter, DirectAreaEdges) {
-  const alloy::DeviceComm& c = comm->local->deviceComm();
-  if (c.directAreaBytes == 0) GTEST_SKIP() << "no direct engine (ALLOY_DIRECT_BYTES=0)";
+  if (directAreaBytes() == 0) GTEST_SKIP() << "no direct engine (ALLOY_DIRECT_BYTES=0)";
   uint64_t tag = 0;
   for (const bool lowLatency : {true, false}) {
     SCOPED_TRACE(lowLatency ? "lines" : "bulk");
     DirectLowLatencyMax lines(lowLatency ? kNever : 0);
-    const size_t slot = (lowLatency ? c.directLineAreaBytes : c.directAreaBytes) / nranks / 16 * 16;
+    const size_t slot = directSlotBytes(lowLatency);
     const size_t fits = slot / (lowLatency ? 8 : 4);
     for (size_t count : {fits, fits + 1}) {
       run(Coll::ReduceScatter, {count, alloyInt32, alloySum}, ++tag);

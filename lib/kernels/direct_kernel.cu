@@ -75,6 +75,23 @@ __device__ uint4* linesOf(const DirectLaunch& a, int rank, int generation, int a
   return reinterpret_cast<uint4*>(slot) + first / kLlDataPerLine;
 }
 
+// This rank's `bytes` from src to its slot at every peer, in the input area of a generation from `first`
+// on: as lines flagged `flag` (lowLatency) or as bulk stores (copyToAll).
+__device__ void shareWithPeers(const DirectLaunch& a, int generation, const char* src, size_t first, size_t bytes,
+                               uint32_t flag) {
+  const int me = a.comm.rank, n = a.comm.nranks;
+  if (a.lowLatency) {
+    for (int p = 0; p < n; ++p)
+      if (p != me) llSendChunk(linesOf(a, p, generation, kInputs, me, first), src, bytes, flag);
+    return;
+  }
+  char* dsts[kMaxLocalRanks];
+  int count = 0;
+  for (int p = 0; p < n; ++p)
+    if (p != me) dsts[count++] = slotOf(a, p, generation, kInputs, me) + first;
+  copyToAll(dsts, count, src, bytes);
+}
+
 // Bulk steps end with flags numbered 2 * epoch + 1 and 2 * epoch + 2 within the block's epoch-th
 // operation, so that the flags only grow; low-latency lines carry llFlag(2 * epoch) and
 // llFlag(2 * epoch + 1). Each function returns false when a wait was cut short.
@@ -83,14 +100,11 @@ __device__ bool oneShot(const DirectLaunch& a, int generation, uint64_t epoch) {
   const DeviceComm& c = a.comm;
   const int me = c.rank, n = c.nranks;
   const Share s = shareOf(a.partBytes[0], blockIdx.x);
-  char* dsts[kMaxLocalRanks];
-  const char* inputs[kMaxLocalRanks];
+  // Lines need no flags of their own: a block without a share has nothing to wait for.
+  if (a.lowLatency && s.bytes == 0) return true;
+  const uint32_t flag = llFlag(2 * epoch);
+  shareWithPeers(a, generation, a.src + s.first, s.first, s.bytes, flag);
   if (a.lowLatency) {
-    // No flags: the lines are their own. A block without a share has nothing to wait for.
-    if (s.bytes == 0) return true;
-    const uint32_t flag = llFlag(2 * epoch);
-    for (int p = 0; p < n; ++p)
-      if (p != me) llSendChunk(linesOf(a, p, generation, kInputs, me, s.first), a.src + s.first, s.bytes, flag);
     uint4* lines[kMaxLocalRanks];
     uint32_t flags[kMaxLocalRanks];
     for (int q = 0; q < n; ++q) {
@@ -99,12 +113,10 @@ __device__ bool oneShot(const DirectLaunch& a, int generation, uint64_t epoch) {
     }
     return llReduceChunk<T, Op>(c, lines, flags, a.src + s.first, a.dst + s.first, s.bytes);
   }
-  int count = 0;
-  for (int p = 0; p < n; ++p)
-    if (p != me) dsts[count++] = slotOf(a, p, generation, kInputs, me) + s.first;
-  copyToAll(dsts, count, a.src + s.first, s.bytes);
   arrive(c, 2 * epoch + 1);
   if (!awaitPeers(c, 2 * epoch + 1)) return false;
+  const char* inputs[kMaxLocalRanks];
+  char* dsts[1];
   for (int q = 0; q < n; ++q) inputs[q] = q == me ? a.src + s.first : slotOf(a, me, generation, kInputs, q) + s.first;
   dsts[0] = a.dst + s.first;
   blockReduce<T, Op>(dsts, 1, inputs, n, s.bytes);
@@ -197,12 +209,11 @@ __device__ bool allGather(const DirectLaunch& a, int generation, uint64_t epoch)
   const Share s = shareOf(block, blockIdx.x);
   const char* src = a.src + s.first;
   char* own = a.dst + me * block + s.first;
+  if (a.lowLatency && s.bytes == 0) return true;
+  const uint32_t flag = llFlag(2 * epoch);
+  shareWithPeers(a, generation, src, s.first, s.bytes, flag);
+  if (own != src) blockCopy(own, src, s.bytes);
   if (a.lowLatency) {
-    if (s.bytes == 0) return true;
-    const uint32_t flag = llFlag(2 * epoch);
-    for (int p = 0; p < n; ++p)
-      if (p != me) llSendChunk(linesOf(a, p, generation, kInputs, me, s.first), src, s.bytes, flag);
-    if (own != src) blockCopy(own, src, s.bytes);
     for (int q = 0; q < n; ++q) {
       if (q != me && !llRecvChunk(c, q, linesOf(a, me, generation, kInputs, q, s.first), a.dst + q * block + s.first,
                                   s.bytes, flag))
@@ -210,12 +221,6 @@ __device__ bool allGather(const DirectLaunch& a, int generation, uint64_t epoch)
     }
     return true;
   }
-  char* dsts[kMaxLocalRanks];
-  int count = 0;
-  for (int p = 0; p < n; ++p)
-    if (p != me) dsts[count++] = slotOf(a, p, generation, kInputs, me) + s.first;
-  copyToAll(dsts, count, src, s.bytes);
-  if (own != src) blockCopy(own, src, s.bytes);
   arrive(c, 2 * epoch + 1);
   if (!awaitPeers(c, 2 * epoch + 1)) return false;
   for (int q = 0; q < n; ++q)

@@ -18,29 +18,41 @@ DirectPlan::DirectPlan(alloyComm_t comm, alloyDataType_t type, alloyRedOp_t op, 
   args_.op = op;
 }
 
-DirectFit fitDirect(const DeviceComm& c, const size_t* partBytes, int parts, size_t total, size_t lowLatencyMax,
-                    size_t directMax) {
-  DirectFit fit{false, 0, 0};
+DirectLimits directLimits() {
+  return DirectLimits{directLowLatencyMaxBytes(), directWideLinesMaxBytes(), directMaxBytes()};
+}
+
+DirectFit fitDirect(const DeviceComm& c, const size_t* partBytes, int parts, size_t total, const DirectLimits& limits) {
+  DirectFit fit{false, kDirectBulk, 0};
   size_t largest = 0;
   for (int p = 0; p < parts; ++p) {
     if (partBytes[p] == 0) return fit;
     largest = partBytes[p] > largest ? partBytes[p] : largest;
   }
-  if (c.directBlocks <= 0 || c.nranks <= 0 || total > directMax) return fit;
-  // A low-latency line carries 8 data bytes in 16.
-  const size_t lineSlot = (2 * ((largest + kLlDataPerLine - 1) / kLlDataPerLine * kLlDataPerLine) + 15) & ~size_t{15};
+  if (c.directBlocks <= 0 || c.nranks <= 0 || total > limits.directMax) return fit;
+  const size_t lineSlotRoom = c.directLineAreaBytes / c.nranks;
+  // A 16-byte line carries 8 data bytes; a 128-byte line 120.
+  const size_t narrowSlot = (2 * ((largest + kLlDataPerLine - 1) / kLlDataPerLine * kLlDataPerLine) + 15) & ~size_t{15};
+  const size_t wideSlot = (largest + kLl128DataBytes - 1) / kLl128DataBytes * kLl128Bytes;
   const size_t bulkSlot = (largest + 15) & ~size_t{15};
-  fit.lowLatency = total <= lowLatencyMax && lineSlot <= c.directLineAreaBytes / c.nranks ? 1 : 0;
-  fit.slotStride = fit.lowLatency ? lineSlot : bulkSlot;
-  fit.fits = fit.lowLatency || bulkSlot <= c.directAreaBytes / c.nranks;
+  if (total <= limits.linesMax && narrowSlot <= lineSlotRoom) {
+    fit.protocol = kDirectLines;
+    fit.slotStride = narrowSlot;
+  } else if (c.directWideLines && total <= limits.wideLinesMax && wideSlot <= lineSlotRoom) {
+    fit.protocol = kDirectWideLines;
+    fit.slotStride = wideSlot;
+  } else {
+    fit.protocol = kDirectBulk;
+    fit.slotStride = bulkSlot;
+  }
+  fit.fits = fit.slotStride <= (fit.protocol == kDirectBulk ? c.directAreaBytes : c.directLineAreaBytes) / c.nranks;
   return fit;
 }
 
 bool DirectPlan::fits(size_t total) {
   const bool byParts = args_.algorithm == kDirectTwoShot || args_.algorithm == kDirectReduceScatter;
-  const DirectFit fit = fitDirect(args_.comm, args_.partBytes, byParts ? args_.comm.nranks : 1, total,
-                                  directLowLatencyMaxBytes(), directMaxBytes());
-  args_.lowLatency = fit.lowLatency;
+  const DirectFit fit = fitDirect(args_.comm, args_.partBytes, byParts ? args_.comm.nranks : 1, total, directLimits());
+  args_.protocol = fit.protocol;
   args_.slotStride = fit.slotStride;
   return fit.fits;
 }
@@ -81,7 +93,7 @@ bool DirectPlan::planAllGather(const void* src, void* dst, size_t blockBytes) {
   args_.src = static_cast<const char*>(src);
   args_.dst = static_cast<char*>(dst);
   args_.partBytes[0] = blockBytes;
-  return fits(blockBytes * args_.comm.nranks) && args_.lowLatency;
+  return fits(blockBytes * args_.comm.nranks) && args_.protocol != kDirectBulk;
 }
 
 alloyResult_t DirectPlan::launch(cudaStream_t stream, const char* function) {

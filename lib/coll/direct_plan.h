@@ -10,17 +10,27 @@
 
 namespace alloy {
 
-// How a launch of the direct engine moves its parts: low-latency lines where total <= lowLatencyMax and a
-// slot of lines fits the line areas, else bulk stores where a slot fits the bulk areas; `fits` false when
-// neither, when total exceeds directMax, when the engine has no blocks, or when a part is empty (every
-// rank must exchange something with every peer: direct_kernel.h). partBytes[0..parts).
+// The sizes up to which the direct engine uses each protocol (bytes of the whole input, or of an
+// all-gather's whole output), read from the environment on every call: ALLOY_DIRECT_LL_MAX_BYTES,
+// ALLOY_DIRECT_LL128_MAX_BYTES and ALLOY_DIRECT_MAX_BYTES.
+struct DirectLimits {
+  size_t linesMax;      // 16-byte lines up to here
+  size_t wideLinesMax;  // 128-byte lines up to here, where the links allow them (DeviceComm::directWideLines)
+  size_t directMax;     // nothing larger goes to the direct engine
+};
+DirectLimits directLimits();
+
+// How a launch of the direct engine moves its parts: 16-byte lines where total <= linesMax and such a slot
+// fits the line areas, else 128-byte lines where allowed, total <= wideLinesMax and such a slot fits the
+// line areas, else bulk stores where a slot fits the bulk areas; `fits` false when none does, when
+// total exceeds directMax, when the engine has no blocks, or when a part is empty (every rank must
+// exchange something with every peer: direct_kernel.h). partBytes[0..parts).
 struct DirectFit {
   bool fits;
-  int lowLatency;
+  int protocol;  // DirectProtocol
   size_t slotStride;
 };
-DirectFit fitDirect(const DeviceComm& c, const size_t* partBytes, int parts, size_t total, size_t lowLatencyMax,
-                    size_t directMax);
+DirectFit fitDirect(const DeviceComm& c, const size_t* partBytes, int parts, size_t total, const DirectLimits& limits);
 
 class DirectPlan {
  public:
@@ -33,8 +43,8 @@ class DirectPlan {
   bool planTwoShot(const void* src, void* dst, size_t count, size_t elementSize);
   // Reduce-scatter of nranks parts of partBytes each; dst receives this rank's part.
   bool planReduceScatter(const void* src, void* dst, size_t partBytes);
-  // All-gather of blocks of blockBytes into dst; only as low-latency lines (the rings' all-gather is
-  // faster in bulk: docs/benchmarks.md).
+  // All-gather of blocks of blockBytes into dst; only as lines (the rings' all-gather is faster than the
+  // bulk protocol: docs/benchmarks.md).
   bool planAllGather(const void* src, void* dst, size_t blockBytes);
   // Enqueues the plan on stream, after the communicator's previous launch.
   alloyResult_t launch(cudaStream_t stream, const char* function);

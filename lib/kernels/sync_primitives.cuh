@@ -64,6 +64,16 @@ __device__ inline void recordGiveUp(const DeviceComm& c, int peer, unsigned long
   __threadfence_system();
 }
 
+// Whether a wait for `peer` that began at `start` and has polled `spins` times (a multiple of 1024) must
+// end: the communicator is aborted or the wait outlasts the timeout (then recorded: recordGiveUp).
+__device__ inline bool waitGivesUp(const DeviceComm& c, int peer, unsigned long long start, unsigned spins) {
+  const unsigned long long waited = globalTimerNs() - start;
+  const bool timedOut = waited > c.timeoutNs;
+  if (!timedOut && !abortWordRaised(c) && !((spins & 0xfffffu) == 0 && hostAbortRaised(c))) return false;
+  recordGiveUp(c, peer, waited, timedOut);
+  return true;
+}
+
 // Spins until ready() holds, waiting on `peer`. Returns false when the communicator is aborted or the
 // wait outlasts the timeout (see recordGiveUp).
 template <typename Ready>
@@ -72,14 +82,22 @@ __device__ inline bool spinUntil(const DeviceComm& c, int peer, Ready ready) {
   const unsigned long long start = globalTimerNs();
   for (unsigned spins = 1;; ++spins) {
     if (ready()) return true;
-    if ((spins & 1023u) == 0) {
-      const unsigned long long waited = globalTimerNs() - start;
-      const bool timedOut = waited > c.timeoutNs;
-      if (timedOut || abortWordRaised(c) || ((spins & 0xfffffu) == 0 && hostAbortRaised(c))) {
-        recordGiveUp(c, peer, waited, timedOut);
-        return false;
-      }
-    }
+    if ((spins & 1023u) == 0 && waitGivesUp(c, peer, start, spins)) return false;
+  }
+}
+
+// spinUntil for a whole warp, whose every lane calls it together with a ready() that answers the same on
+// every lane (it may exchange values between lanes): lane 0 alone decides whether to give up, so that no
+// lane leaves the loop while the others still call ready().
+template <typename Ready>
+__device__ inline bool warpSpinUntil(const DeviceComm& c, int peer, Ready ready) {
+  if (ready()) return true;
+  const unsigned long long start = globalTimerNs();
+  for (unsigned spins = 1;; ++spins) {
+    if (ready()) return true;
+    if ((spins & 1023u) == 0 &&
+        __shfl_sync(0xffffffffu, (threadIdx.x & 31) == 0 && waitGivesUp(c, peer, start, spins), 0))
+      return false;
   }
 }
 

@@ -1,0 +1,113 @@
+// What every protocol of the direct engine (direct_kernel.h) shares: the blocks' shares of a part, where
+// slots and lines sit in the staging areas, the bulk steps' flags, and the kernel around an algorithm
+// (the operation count per block that picks the generation and the flags). Each protocol instantiates the
+// kernel in a file of its own (direct_bulk.cu, direct_narrow_lines.cu, direct_wide_lines.cu), so the
+// three compile side by side and none carries another's registers.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "block_sync.cuh"
+#include "direct_kernel.h"
+#include "sync_primitives.cuh"
+#include "type_dispatch.cuh"
+
+namespace alloy {
+namespace direct {
+
+constexpr int kThreads = 512;
+constexpr int kInputs = 0, kResults = 1;  // the two areas of a generation
+
+struct Share {
+  size_t first, bytes;
+};
+
+// Block b's share of a part of `bytes`: whole units (16-byte vectors, or the data of whole lines) except
+// at the part's end, so that shares stay vectorised, and lines whole, wherever the part is.
+__device__ inline Share shareOf(size_t bytes, int b, size_t unit) {
+  size_t per = (bytes + gridDim.x - 1) / gridDim.x;
+  per = (per + unit - 1) / unit * unit;
+  const size_t first = per * b < bytes ? per * b : bytes;
+  const size_t last = first + per < bytes ? first + per : bytes;
+  return Share{first, last - first};
+}
+
+// Where source rank src's slot starts in a bulk area of a generation in rank's workspace.
+__device__ inline char* slotOf(const DirectLaunch& a, int rank, int generation, int area, int src) {
+  return a.comm.workspace[rank] + directAreaOffset(a.comm, false, generation, area) + src * a.slotStride;
+}
+
+// The lines of rank's slot for src in a line area of a generation that carry bytes from `first` on.
+template <typename P>
+__device__ typename P::Word* linesOf(const DirectLaunch& a, int rank, int generation, int area, int src, size_t first) {
+  return P::at(a.comm.workspace[rank] + directAreaOffset(a.comm, true, generation, area) + src * a.slotStride, first);
+}
+
+// After the block's stores into peers' areas: thread 0 fences them (made visible to it by the barrier)
+// and raises this block's flag at every peer. One fence and relaxed stores: a release store per peer
+// fences again for each (sync_primitives.cuh has the costs).
+__device__ inline void arrive(const DeviceComm& c, uint64_t step) {
+  __syncthreads();
+  if (threadIdx.x != 0) return;
+  __threadfence_system();
+  for (int p = 0; p < c.nranks; ++p)
+    if (p != c.rank) storeRelaxedSys(c.signals[p] + SignalLayout::directArrived(c.rank, blockIdx.x), step);
+}
+
+// Thread 0 waits until the same block of every peer has arrived at `step` (relaxed polls, then one acquire
+// load of each flag, which pairs with the fence before the peer's store); the barrier tells the block.
+// False when a wait was cut short (abort or timeout).
+__device__ inline bool awaitPeers(const DeviceComm& c, uint64_t step) {
+  bool arrived = true;
+  if (threadIdx.x == 0) {
+    const uint64_t* mine = c.signals[c.rank];
+    for (int q = 0; q < c.nranks && arrived; ++q) {
+      if (q == c.rank) continue;
+      const uint64_t* flag = mine + SignalLayout::directArrived(q, blockIdx.x);
+      arrived = spinUntil(c, q, [&] { return loadRelaxedSys(flag) >= step; }) && loadAcquireSys(flag) >= step;
+    }
+  }
+  return __syncthreads_and(arrived);
+}
+
+// Runs Protocol::run<T, Op>(args, generation, epoch), the block's epoch-th operation, and counts it when
+// it completed.
+template <typename Protocol, typename T, int Op>
+__device__ void runCounted(const DirectLaunch& a) {
+  uint64_t* epochWord = a.comm.signals[a.comm.rank] + SignalLayout::directEpoch(blockIdx.x);
+  __shared__ uint64_t start;
+  if (threadIdx.x == 0) start = *epochWord;
+  __syncthreads();
+  const uint64_t epoch = start;
+  if (Protocol::template run<T, Op>(a, static_cast<int>(epoch & 1), epoch)) blockStoreCounter(epochWord, epoch + 1);
+}
+
+// One instantiation per protocol and datatype; the operator is a switch per block, outside every loop.
+template <typename Protocol, typename T>
+__global__ void __launch_bounds__(kThreads) directKernel(const __grid_constant__ DirectLaunch args) {
+  if (blockSeesAbort(args.comm) || blockSeesSkip(args.comm)) return;
+  switch (args.op) {
+    case alloySum: runCounted<Protocol, T, alloySum>(args); break;
+    case alloyProd: runCounted<Protocol, T, alloyProd>(args); break;
+    case alloyMax: runCounted<Protocol, T, alloyMax>(args); break;
+    case alloyMin: runCounted<Protocol, T, alloyMin>(args); break;
+    default: runCounted<Protocol, T, alloyAvg>(args); break;
+  }
+}
+
+template <typename Protocol>
+cudaError_t launchKernel(const DirectLaunch& launch, alloyDataType_t type, cudaStream_t stream) {
+  return withType(type, [&](auto tag) {
+    directKernel<Protocol, decltype(tag)><<<launch.comm.directBlocks, kThreads, 0, stream>>>(launch);
+    return cudaGetLastError();
+  });
+}
+
+template <typename Protocol>
+cudaError_t kernelBlocksPerSm(int* blocks) {
+  return fewestBlocksPerSm(kThreads, [](auto tag) { return directKernel<Protocol, decltype(tag)>; }, blocks);
+}
+
+}  // namespace direct
+}  // namespace alloy

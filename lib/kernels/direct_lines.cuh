@@ -1,0 +1,101 @@
+// The direct engine's algorithms over lines, for either kind (a Lines type: Word, kUnit, at, send, recv,
+// reduce; direct_narrow_lines.cu and direct_wide_lines.cu). Steps are numbered 2 * epoch and
+// 2 * epoch + 1 within the block's epoch-th operation; each kind turns a step into its flag. Lines carry
+// their own flags: a block without a share has nothing to wait for.
+#pragma once
+
+#include "block_copy.cuh"
+#include "direct_common.cuh"
+
+namespace alloy {
+namespace direct {
+
+// This rank's `bytes` from src to its slot at every peer, as lines of step `step` in the line input area
+// of a generation from `first` on.
+template <typename P>
+__device__ void sendLinesToPeers(const DirectLaunch& a, int generation, const char* src, size_t first, size_t bytes,
+                                 uint64_t step) {
+  for (int p = 0; p < a.comm.nranks; ++p)
+    if (p != a.comm.rank) P::send(linesOf<P>(a, p, generation, kInputs, a.comm.rank, first), src, bytes, step);
+}
+
+template <typename P, typename T, int Op>
+__device__ bool oneShotLines(const DirectLaunch& a, int generation, uint64_t epoch) {
+  const int me = a.comm.rank;
+  const Share s = shareOf(a.partBytes[0], blockIdx.x, P::kUnit);
+  if (s.bytes == 0) return true;
+  sendLinesToPeers<P>(a, generation, a.src + s.first, s.first, s.bytes, 2 * epoch);
+  typename P::Word* lines[kMaxLocalRanks];
+  for (int q = 0; q < a.comm.nranks; ++q) lines[q] = linesOf<P>(a, me, generation, kInputs, q, s.first);
+  return P::template reduce<T, Op>(a.comm, lines, 2 * epoch, a.src + s.first, a.dst + s.first, s.bytes, nullptr, 0, 0);
+}
+
+// Two-shot and reduce-scatter over lines: step 1's lines are reduced straight from the peers' lines,
+// and (two-shot) each result line goes on to every peer at once; step 2 receives the peers'.
+template <typename P, typename T, int Op>
+__device__ bool byPartsLines(const DirectLaunch& a, int generation, uint64_t epoch) {
+  const DeviceComm& c = a.comm;
+  const int me = c.rank, n = c.nranks;
+  const bool twoShot = a.algorithm == kDirectTwoShot;
+  const uint64_t sent = 2 * epoch, reduced = 2 * epoch + 1;
+  for (int p = 0; p < n; ++p) {
+    if (p == me) continue;
+    const Share s = shareOf(a.partBytes[p], blockIdx.x, P::kUnit);
+    P::send(linesOf<P>(a, p, generation, kInputs, me, s.first), a.src + a.partFirst[p] + s.first, s.bytes, sent);
+  }
+  const Share s = shareOf(a.partBytes[me], blockIdx.x, P::kUnit);
+  typename P::Word* lines[kMaxLocalRanks];
+  typename P::Word* forward[kMaxLocalRanks];
+  int count = 0;
+  for (int q = 0; q < n; ++q) {
+    lines[q] = linesOf<P>(a, me, generation, kInputs, q, s.first);
+    if (twoShot && q != me) forward[count++] = linesOf<P>(a, q, generation, kResults, me, s.first);
+  }
+  char* mine = (twoShot ? a.dst + a.partFirst[me] : a.dst) + s.first;
+  if (!P::template reduce<T, Op>(c, lines, sent, a.src + a.partFirst[me] + s.first, mine, s.bytes, forward, count,
+                                 reduced))
+    return false;
+  if (!twoShot) return true;
+  for (int q = 0; q < n; ++q) {
+    if (q == me) continue;
+    const Share r = shareOf(a.partBytes[q], blockIdx.x, P::kUnit);
+    if (!P::recv(c, q, linesOf<P>(a, me, generation, kResults, q, r.first), a.dst + a.partFirst[q] + r.first, r.bytes,
+                 reduced))
+      return false;
+  }
+  return true;
+}
+
+// Every rank's block to every peer, then each block copied into its place of dst (in place: this rank's
+// own block is already there).
+template <typename P>
+__device__ bool allGatherLines(const DirectLaunch& a, int generation, uint64_t epoch) {
+  const DeviceComm& c = a.comm;
+  const int me = c.rank, n = c.nranks;
+  const size_t block = a.partBytes[0];
+  const Share s = shareOf(block, blockIdx.x, P::kUnit);
+  if (s.bytes == 0) return true;
+  const char* src = a.src + s.first;
+  char* own = a.dst + me * block + s.first;
+  sendLinesToPeers<P>(a, generation, src, s.first, s.bytes, 2 * epoch);
+  if (own != src) blockCopy(own, src, s.bytes);
+  for (int q = 0; q < n; ++q) {
+    if (q != me && !P::recv(c, q, linesOf<P>(a, me, generation, kInputs, q, s.first), a.dst + q * block + s.first,
+                            s.bytes, 2 * epoch))
+      return false;
+  }
+  return true;
+}
+
+template <typename P>
+struct LinesProtocol {
+  template <typename T, int Op>
+  __device__ static bool run(const DirectLaunch& a, int generation, uint64_t epoch) {
+    return a.algorithm == kDirectOneShot     ? oneShotLines<P, T, Op>(a, generation, epoch)
+           : a.algorithm == kDirectAllGather ? allGatherLines<P>(a, generation, epoch)
+                                             : byPartsLines<P, T, Op>(a, generation, epoch);
+  }
+};
+
+}  // namespace direct
+}  // namespace alloy

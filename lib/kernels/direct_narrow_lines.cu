@@ -1,0 +1,39 @@
+// The direct engine over 16-byte lines of 8 data bytes (ll_protocol.cuh).
+#include "direct_lines.cuh"
+#include "direct_protocols.h"
+#include "ll_protocol.cuh"
+#include "ll_reduce.cuh"
+
+namespace alloy {
+namespace direct {
+namespace {
+
+struct NarrowLines {
+  using Word = uint4;
+  static constexpr size_t kUnit = 16;
+  __device__ static Word* at(char* slot, size_t first) { return reinterpret_cast<Word*>(slot) + first / kLlDataPerLine; }
+  __device__ static void send(Word* lines, const char* src, size_t bytes, uint64_t step) {
+    llSendChunk(lines, src, bytes, llFlag(step));
+  }
+  __device__ static bool recv(const DeviceComm& c, int peer, Word* lines, char* dst, size_t bytes, uint64_t step) {
+    return llRecvChunk(c, peer, lines, dst, bytes, llFlag(step));
+  }
+  template <typename T, int Op>
+  __device__ static bool reduce(const DeviceComm& c, Word* const* lines, uint64_t step, const char* src, char* dst,
+                                size_t bytes, Word* const* forward, int numForward, uint64_t forwardStep) {
+    uint32_t flags[kMaxLocalRanks];
+    for (int q = 0; q < c.nranks; ++q) flags[q] = llFlag(step);
+    return llReduceChunk<T, Op>(c, lines, flags, src, dst, bytes, forward, numForward, llFlag(forwardStep));
+  }
+};
+
+}  // namespace
+
+cudaError_t launchNarrowLines(const DirectLaunch& launch, alloyDataType_t type, cudaStream_t stream) {
+  return launchKernel<LinesProtocol<NarrowLines>>(launch, type, stream);
+}
+
+cudaError_t narrowLinesBlocksPerSm(int* blocks) { return kernelBlocksPerSm<LinesProtocol<NarrowLines>>(blocks); }
+
+}  // namespace direct
+}  // namespace alloy

@@ -126,7 +126,7 @@ namespace {
 // Whether `device` reaches each GPU of `uuids` (16 bytes each) over a link that delivers a warp's 128-byte
 // store whole: its own GPU, or a peer with native atomics, which NVLink has and PCIe does not (NVML would
 // name the link; this asks only the CUDA runtime). False for a GPU this process cannot see.
-alloyResult_t linksCarryWideLines(int device, const std::vector<const uint8_t*>& uuids, bool* carry) {
+alloyResult_t gpusCarryWideLines(int device, const std::vector<const uint8_t*>& uuids, bool* carry) {
   int count = 0;
   ALLOY_CUDA_TRY(cudaGetDeviceCount(&count));
   std::vector<cudaDeviceProp> props(static_cast<size_t>(count));
@@ -191,7 +191,7 @@ alloyResult_t IpcTransport::connect(const std::vector<EndpointBlob>& blobs, int 
   std::vector<const uint8_t*> peerGpus;
   for (int r = 0; r < v.nranks; ++r)
     if (r != myRank) peerGpus.push_back(blobs[r].gpuUuid);
-  ALLOY_TRY(linksCarryWideLines(device_, peerGpus, &wideLinesHere_));
+  ALLOY_TRY(gpusCarryWideLines(device_, peerGpus, &wideLinesHere_));
   // At most as wide as the widest launch of the other kernels, which is resident (above).
   v.directBlocks = static_cast<int>(std::min<long long>(directBlocks_, (2ll * v.nranks - 1) * v.channels));
   return alloySuccess;

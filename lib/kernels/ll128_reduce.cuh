@@ -27,28 +27,37 @@ __device__ inline bool ll128ReduceChunk(const DeviceComm& c, uint64_t* const* li
                                         uint64_t forwardFlag) {
   using Acc = typename Accumulate<T>::Acc;
   constexpr int E = kLlDataPerLine / sizeof(T);  // elements per 8-byte word
+  constexpr int U = 2;                           // line groups per warp step (accumulators bound it)
   const int me = c.rank, n = c.nranks;
-  const Ll128Lane l(bytes);
+  const Ll128Lanes<U> l(bytes);
   const bool flagLane = l.part == kLl128LanesPerLine - 1;
   bool ok = true;
   for (size_t base = l.first; ok && base < l.count; base += l.stride) {
-    const size_t line = l.lineAt(base);
-    const bool active = line < l.count;
-    const size_t offset = l.offsetIn(line);
-    const size_t take0 = wordTake(bytes, offset), take1 = flagLane ? 0 : wordTake(bytes, offset + 8);
-    Acc acc0[E] = {}, acc1[E] = {};
+    bool active[U];
+    size_t offset[U], take0[U], take1[U];
+#pragma unroll
+    for (int u = 0; u < U; ++u) {
+      active[u] = l.lineAt(base, u) < l.count;
+      offset[u] = l.offsetIn(l.lineAt(base, u));
+      take0[u] = wordTake(bytes, offset[u]);
+      take1[u] = flagLane ? 0 : wordTake(bytes, offset[u] + 8);
+    }
+    Acc acc0[U][E] = {}, acc1[U][E] = {};
     for (int q0 = 0; ok && q0 < n; q0 += kInputsInFlight) {
-      uint64_t a[kInputsInFlight], b[kInputsInFlight];
+      uint64_t a[kInputsInFlight][U], b[kInputsInFlight][U];
 #pragma unroll
       for (int g = 0; g < kInputsInFlight; ++g) {
         const int q = q0 + g;
-        a[g] = b[g] = 0;
-        if (q >= n || !active) continue;
-        if (q == me) {
-          a[g] = loadWord(src + offset, take0);
-          b[g] = loadWord(src + offset + 8, take1);
-        } else {
-          ll128Load(l.wordsIn(lines[q], line), a[g], b[g]);
+#pragma unroll
+        for (int u = 0; u < U; ++u) {
+          a[g][u] = b[g][u] = 0;
+          if (q >= n || !active[u]) continue;
+          if (q == me) {
+            a[g][u] = loadWord(src + offset[u], take0[u]);
+            b[g][u] = loadWord(src + offset[u] + 8, take1[u]);
+          } else {
+            ll128Load(l.wordsIn(lines[q], l.lineAt(base, u)), a[g][u], b[g][u]);
+          }
         }
       }
 #pragma unroll
@@ -56,28 +65,47 @@ __device__ inline bool ll128ReduceChunk(const DeviceComm& c, uint64_t* const* li
         const int q = q0 + g;
         if (q >= n) break;
         if (q != me) {
-          uint64_t* p = l.wordsIn(lines[q], line);
-          ok = ll128AwaitLine(c, q, p, active, flag, &a[g], &b[g]);
+          uint64_t* p[U];
+#pragma unroll
+          for (int u = 0; u < U; ++u) p[u] = l.wordsIn(lines[q], l.lineAt(base, u));
+          ok = ll128AwaitLines<U>(c, q, p, active, flag, a[g], b[g]);
           if (!ok) break;
-          if (active) ll128Store(p, 0, 0);
+#pragma unroll
+          for (int u = 0; u < U; ++u)
+            if (active[u]) ll128Store(p[u], 0, 0);
         }
-        combineWord<T, Op>(acc0, a[g], take0, q == 0);
-        combineWord<T, Op>(acc1, b[g], take1, q == 0);
+#pragma unroll
+        for (int u = 0; u < U; ++u) {
+          combineWord<T, Op>(acc0[u], a[g][u], take0[u], q == 0);
+          combineWord<T, Op>(acc1[u], b[g][u], take1[u], q == 0);
+        }
       }
     }
-    if (!ok || !active) continue;
-    T out0[E], out1[E];
+    if (!ok) continue;
+    uint64_t r0[U], r1[U];
 #pragma unroll
-    for (int e = 0; e < E; ++e) {
-      out0[e] = finish<T, Op>(acc0[e], n);
-      out1[e] = finish<T, Op>(acc1[e], n);
+    for (int u = 0; u < U; ++u) {
+      T out0[E], out1[E];
+#pragma unroll
+      for (int e = 0; e < E; ++e) {
+        out0[e] = finish<T, Op>(acc0[u][e], n);
+        out1[e] = finish<T, Op>(acc1[u][e], n);
+      }
+      memcpy(&r0[u], out0, sizeof(out0));
+      memcpy(&r1[u], out1, sizeof(out1));
     }
-    uint64_t r0 = 0, r1 = 0;
-    memcpy(&r0, out0, sizeof(out0));
-    memcpy(&r1, out1, sizeof(out1));
-    for (int d = 0; d < numForward; ++d) ll128Store(l.wordsIn(forward[d], line), r0, flagLane ? forwardFlag : r1);
-    storeWord(dst + offset, r0, take0);
-    if (!flagLane) storeWord(dst + offset + 8, r1, take1);
+    __syncwarp();  // the eight lanes of a line store together
+    for (int d = 0; d < numForward; ++d) {
+#pragma unroll
+      for (int u = 0; u < U; ++u)
+        if (active[u]) ll128Store(l.wordsIn(forward[d], l.lineAt(base, u)), r0[u], flagLane ? forwardFlag : r1[u]);
+    }
+#pragma unroll
+    for (int u = 0; u < U; ++u) {
+      if (!active[u]) continue;
+      storeWord(dst + offset[u], r0[u], take0[u]);
+      if (!flagLane) storeWord(dst + offset[u] + 8, r1[u], take1[u]);
+    }
   }
   return __syncthreads_and(ok);
 }

@@ -24,7 +24,9 @@ size_t directLowLatencyMaxBytes() {
 }
 
 size_t directWideLinesMaxBytes() {
-  return static_cast<size_t>(envInt("ALLOY_DIRECT_LL128_MAX_BYTES", LLONG_MAX, 0));
+  // Off by default: the 128-byte lines have not yet passed the GPU suites as they stand (docs/architecture.md,
+  // "The direct engine").
+  return static_cast<size_t>(envInt("ALLOY_DIRECT_LL128_MAX_BYTES", 0, 0));
 }
 
 Part partOf(size_t count, size_t elementSize, int n, int p) {

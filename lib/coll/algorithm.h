@@ -20,8 +20,7 @@ size_t directMaxBytes();
 size_t directLowLatencyMaxBytes();
 
 // Largest buffer (as above) that the direct engine moves as 128-byte lines rather than bulk stores, where
-// the links allow them: ALLOY_DIRECT_LL128_MAX_BYTES, read on every call; by default the line areas
-// alone decide.
+// the links allow them: ALLOY_DIRECT_LL128_MAX_BYTES, read on every call; 0 (none) by default.
 size_t directWideLinesMaxBytes();
 
 // Part p of a count-element buffer split over n ranks: its first element and length. Parts are whole

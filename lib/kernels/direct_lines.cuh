@@ -25,6 +25,10 @@ __device__ bool oneShotLines(const DirectLaunch& a, int generation, uint64_t epo
   const Share s = shareOf(a.partBytes[0], blockIdx.x, P::kUnit);
   if (s.bytes == 0) return true;
   sendLinesToPeers<P>(a, generation, a.src + s.first, s.first, s.bytes, 2 * epoch);
+  // In place, the reduction overwrites src: every warp must have sent its lines first (the kinds of lines
+  // may split a share among warps differently for sending and reducing; on 2 x H100 an in-place one-shot
+  // in 128-byte lines sent peers some already reduced bytes).
+  __syncthreads();
   typename P::Word* lines[kMaxLocalRanks];
   for (int q = 0; q < a.comm.nranks; ++q) lines[q] = linesOf<P>(a, me, generation, kInputs, q, s.first);
   return P::template reduce<T, Op>(a.comm, lines, 2 * epoch, a.src + s.first, a.dst + s.first, s.bytes, nullptr, 0, 0);

@@ -79,7 +79,8 @@ typedef struct alloyComm* alloyComm_t;
 typedef struct {
   size_t size;           /* sizeof(alloyConfig_t) as the caller was compiled */
   unsigned int magic;    /* ALLOY_CONFIG_MAGIC: catches uninitialised structures */
-  int cudaDevice;        /* CUDA device ordinal; -1 chooses (local rank) % (visible device count) */
+  int cudaDevice;        /* CUDA device ordinal; -1: the calling thread's current device if the thread has
+                            used CUDA, else (local rank) % (visible devices), made current (docs/api.md) */
   int timeoutMs;         /* operation timeout in milliseconds; 0 takes ALLOY_TIMEOUT_MS (default 300000) */
 } alloyConfig_t;
 

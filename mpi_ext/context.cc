@@ -118,13 +118,9 @@ Context* existingContext(MPI_Comm comm) {
 
 alloyResult_t gpuCommOf(Context* context, alloyComm_t* out) {
   if (context->gpu == nullptr) {
-    // The device current at the first GPU call, not Alloy's local-rank choice: an MPI+CUDA program has
-    // already picked its device with cudaSetDevice, and its buffers and streams live there.
+    // The device rule (lib/core/device_select.h) at the first GPU call: an MPI+CUDA program has picked its
+    // device with cudaSetDevice, or used CUDA on it, and its buffers and streams live there.
     alloyConfig_t config = ALLOY_CONFIG_INITIALIZER;
-    if (cudaGetDevice(&config.cudaDevice) != cudaSuccess) {
-      cudaGetLastError();
-      config.cudaDevice = -1;
-    }
     const alloyResult_t result = alloyCommCreateFromMPI(context->agreement, &config, &context->gpu);
     if (result != alloySuccess) {
       context->gpu = nullptr;

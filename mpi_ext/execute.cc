@@ -1,6 +1,7 @@
 #include "execute.h"
 
 #include "context.h"
+#include "device_select.h"
 #include "env.h"
 #include "errors.h"
 #include "handshake.h"
@@ -13,7 +14,7 @@ namespace {
 int engineDevice(Context* context) {
   int device = -1;
   if (context->gpu != nullptr) alloyCommCuDevice(context->gpu, &device);
-  else if (processHasCudaDevice() && cudaGetDevice(&device) != cudaSuccess) cudaGetLastError();
+  else if (processHasCudaDevice() && alloy::deviceByRule(false, &device) != alloySuccess) device = -1;
   return device;
 }
 

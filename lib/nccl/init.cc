@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "comm.h"
+#include "device_select.h"
 #include "error.h"
 #include "nccl_comm.h"
 #include "root.h"
@@ -22,16 +23,10 @@ constexpr unsigned int kConfigMagic = 0xcafebeef;  // what NCCL_CONFIG_INITIALIZ
 
 }  // namespace
 
-alloyResult_t currentDevice(int* device) {
-  int count = 0;
-  if (cudaGetDeviceCount(&count) != cudaSuccess) {
-    cudaGetLastError();  // no device or no driver: a host-only communicator, not an error
-    count = 0;
-  }
-  *device = -1;
-  if (count > 0) ALLOY_CUDA_TRY(cudaGetDevice(device));
-  return alloySuccess;
-}
+// NCCL's rule is the current device; Alloy's (device_select.h) is the same for a thread that has used
+// CUDA, which every NCCL program has by cudaSetDevice, and picks by local rank where NCCL would take
+// device 0 for every rank. No device: a host-only communicator, not an error.
+alloyResult_t currentDevice(int* device) { return deviceByRule(true, device); }
 
 alloyResult_t readConfig(const ncclConfig_t* config, const char* function, bool* blocking) {
   if (config == nullptr) return alloySuccess;

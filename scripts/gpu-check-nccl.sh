@@ -1,6 +1,6 @@
 # shellcheck shell=bash
-# The nccl mode of scripts/gpu-check.sh (sourced by it; uses its build, find_gpus, run_bounded, budget and
-# log helpers): Alloy's libnccl.so.2 under the programs it exists for (issue #16, docs/nccl-compat.md),
+# The nccl mode of scripts/gpu-check.sh (sourced by it after gpu-check-common.sh, and by the versus mode;
+# uses the common build, find_gpus, run_bounded, budget and log helpers): Alloy's libnccl.so.2 under the programs it exists for (issue #16, docs/nccl-compat.md),
 # ranks sharing the GPU(s):
 #   1. build Alloy with libnccl.so.2 made from the nvidia-nccl wheel's nccl.h, and its ctests (-R nccl);
 #   2. nccl-tests, built from NVIDIA's public source in .thirdparty/nccl-tests (not part of Alloy: fetch it

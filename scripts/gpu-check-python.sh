@@ -1,6 +1,6 @@
 # shellcheck shell=bash
-# The python mode of scripts/gpu-check.sh (sourced by it; uses its find_gpus, run_bounded, start_budget,
-# run_limit, result_line and log): the alloy Python package's GPU half, one rank per GPU (issue #33):
+# The python mode of scripts/gpu-check.sh (sourced by it after gpu-check-common.sh; uses the common
+# find_gpus, run_bounded, start_budget, run_limit, result_line and log): the alloy Python package's GPU half, one rank per GPU (issue #33):
 #   1. the package built with the GPU machine's Python (PYTHON_BIN, default /opt/torch/.venv/bin/python3,
 #      which has CuPy, PyTorch and mpi4py), from this tree, into a folder of its own ($PYTHON_SITE); the
 #      machine cannot reach PyPI, so the build's own needs (scikit-build-core, nanobind, and pathspec and

@@ -1,7 +1,7 @@
 # shellcheck shell=bash
-# The versus mode of scripts/gpu-check.sh (sourced by it after scripts/gpu-check-nccl.sh, whose nccl_wheel_include,
-# nccl_home and nccl_tests_build it uses, as it uses gpu-check.sh's find_gpus, find_nccl, build, perf_bin,
-# run_bounded, run_status, budget, result_line, hosts_fail and log): NVIDIA's nccl-tests on NVIDIA's NCCL against
+# The versus mode of scripts/gpu-check.sh (sourced by it after gpu-check-common.sh; it sources
+# gpu-check-nccl.sh for nccl_wheel_include, nccl_home and nccl_tests_build, and uses the common find_gpus,
+# find_nccl, build, perf_bin, run_bounded, run_status, budget, result_line, fail_mode and log): NVIDIA's nccl-tests on NVIDIA's NCCL against
 # the same binaries on Alloy's libnccl.so.2, one rank per GPU, as an application sees the two libraries:
 #   1. build Alloy's libnccl.so.2 (from the wheel's nccl.h) and alloy-perf, nothing else;
 #   2. build nccl-tests (.thirdparty/nccl-tests) once, against NVIDIA's NCCL, in a folder of its own: its binaries
@@ -14,6 +14,9 @@
 # then scripts/versus-table.py: a table per operation, the worst ratio of each size class against its target,
 # the #wrong of every run, a plot. The logs go to $RESULTS/logs and end up packed in versus-logs.tar.gz: few
 # files come back from a GPU machine.
+
+# shellcheck source=scripts/gpu-check-nccl.sh
+source scripts/gpu-check-nccl.sh
 
 VERSUS_OPS_DEFAULT="all_reduce reduce_scatter broadcast all_gather alltoall sendrecv reduce"
 
@@ -31,7 +34,7 @@ versus_check_env() {
   local word words=()
   read -ra words <<<"$1"
   for word in "${words[@]}"; do
-    [[ $word =~ ^[A-Za-z_][A-Za-z0-9_]*=.*$ ]] || hosts_fail "$2: '$word' is not VAR=value"
+    [[ $word =~ ^[A-Za-z_][A-Za-z0-9_]*=.*$ ]] || fail_mode "$2: '$word' is not VAR=value"
   done
 }
 
@@ -157,7 +160,7 @@ mode_versus() {
   # The settings first: a typo stops the mode before anything is built.
   known=$(sed -n 's/^BIN_FILES_LIST := //p' .thirdparty/nccl-tests/src/Makefile 2>/dev/null)
   for op in $ops; do
-    [ -z "$known" ] || [[ " $known " == *" $op "* ]] || hosts_fail "VERSUS_OPS: no nccl-tests operation '$op' ($known)"
+    [ -z "$known" ] || [[ " $known " == *" $op "* ]] || fail_mode "VERSUS_OPS: no nccl-tests operation '$op' ($known)"
   done
   versus_check_env "${VERSUS_ENV:-}" VERSUS_ENV
   IFS=';' read -ra variants <<<"${VERSUS_ALLOY_VARIANTS:-}"
@@ -169,13 +172,13 @@ mode_versus() {
   find_nccl
   local include nccl_lib=${ALLOY_PERF_NCCL_LIB:-} nccl_dir
   include=$(nccl_wheel_include)
-  [ -n "$include" ] || hosts_fail "no nccl.h of the nvidia-nccl wheel in /opt/torch/.venv"
-  [ -f "$nccl_lib" ] || hosts_fail "no NVIDIA libnccl.so.2 by path: set ALLOY_PERF_NCCL_LIB"
+  [ -n "$include" ] || fail_mode "no nccl.h of the nvidia-nccl wheel in /opt/torch/.venv"
+  [ -f "$nccl_lib" ] || fail_mode "no NVIDIA libnccl.so.2 by path: set ALLOY_PERF_NCCL_LIB"
   nccl_dir=$(cd "$(dirname "$nccl_lib")" && pwd)
   configure_args+=("-DALLOY_NCCL_INCLUDE_DIR=$include")
   build alloy_nccl alloy-perf
   [ -e "$BUILD_DIR/nccl/libnccl.so.2" ] ||
-    hosts_fail "no $BUILD_DIR/nccl/libnccl.so.2 after the build: was nccl.h taken? (see configure.log)"
+    fail_mode "no $BUILD_DIR/nccl/libnccl.so.2 after the build: was nccl.h taken? (see configure.log)"
   local alloy_dir build_abs
   alloy_dir=$(cd "$BUILD_DIR/nccl" && pwd)
   build_abs=$(cd "$BUILD_DIR" && pwd)

@@ -2,10 +2,11 @@
 // Every rank stores what a peer needs straight into that peer's staging area (a fixed region after the
 // rings, DeviceComm::directOffset); the peer reduces from its own memory. There is no flow control per
 // chunk: an operation is one or two steps. Small operations travel as low-latency lines (ll_protocol.cuh:
-// every 8 data bytes carry the step's flag), so no fence is on their path; medium ones as wide lines
-// (ll128_protocol.cuh: 120 data bytes and a flag per 128) where the links deliver a warp's 128-byte store
-// whole; others as bulk stores, each step ended by one fence and a flag per block towards every peer (a
-// fence at system scope costs a few microseconds on H100, which lines avoid at the price of their flags).
+// every 8 data bytes carry the step's flag), so no fence is on their path; larger ones as bulk stores,
+// each step ended by one fence and a flag per block towards every peer (a fence at system scope costs a
+// few microseconds on H100, which lines avoid at the price of their flags), or, where enabled
+// (ALLOY_DIRECT_LL128_MAX_BYTES) and the links deliver a warp's 128-byte store whole, as wide lines
+// (ll128_protocol.cuh: 120 data bytes and a flag per 128).
 //
 // Reuse of the staging without acknowledgements: the areas come in two generations, used by operations
 // alternately. A rank writes generation g of a peer's area again two operations later, and by then it

@@ -42,7 +42,7 @@ mode_python() {
   {
     echo
     echo "==== gpu-check python summary ===="
-    # shellcheck disable=SC2154  # gpu_name: set by gpu-check.sh's find_gpus
+    # shellcheck disable=SC2154  # gpu_name: set by find_gpus (gpu-check-common.sh)
     echo "machine: $NGPU x $gpu_name; one rank per GPU; Python $("$py" --version 2>&1)"
     for line in "${lines[@]}"; do echo "$line"; done
     grep -A4 '^call_cost' "$RESULTS/python-call-cost.log" || echo "call cost: FAILED (see $RESULTS/python-call-cost.log)"

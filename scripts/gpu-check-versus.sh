@@ -67,7 +67,7 @@ versus_run() {
   fi
   log "$name: at most $limit s"
   start=$(date +%s)
-  # shellcheck disable=SC2154  # test_mpirun: gpu-check.sh's launcher (unbound, vader; -np set here)
+  # shellcheck disable=SC2154  # test_mpirun: gpu-check-common.sh's launcher (unbound, vader; -np set here)
   run_bounded "$limit" "$RESULTS/logs/$name.log" "${test_mpirun[@]}" -np "$NGPU" "$@" || rc=$?
   status=$(run_status "$RESULTS/logs/$name.log" "$rc" "$limit" "$cap" 1 0 1)
   versus_rows+=("$(printf '  %-36s %-26s %4d s' "$name" "$status" "$(($(date +%s) - start))")")
@@ -252,7 +252,7 @@ mode_versus() {
   esac
   nccl_load=$(versus_ldd "$nccl_dir" "$tests_dir/all_reduce_perf")
   alloy_load=$(versus_ldd "$alloy_dir" "$tests_dir/all_reduce_perf")
-  # shellcheck disable=SC2154  # gpu_name, build_status: set by gpu-check.sh's find_gpus and build
+  # shellcheck disable=SC2154  # gpu_name, build_status: set by find_gpus and build (gpu-check-common.sh)
   {
     echo
     echo "==== gpu-check versus summary ===="

@@ -7,8 +7,9 @@
 #      there and carry it; version 2.17.10, commit c379e19, the last whose alltoall builds against NCCL
 #      2.28.9's nccl_device.h: later ones use the device API of 2.29), with MPI, against Alloy's library,
 #      every operation with -c 1 (#wrong must be 0);
-#   3. torch.distributed, a ctypes wrapper opening the library by path inside a CUDA graph, and CuPy's
-#      NcclCommunicator (tests/nccl_frameworks), each preloading Alloy's library;
+#   3. torch.distributed, a ctypes wrapper opening the library by path inside a CUDA graph, CuPy's
+#      NcclCommunicator and NVIDIA's nccl4py (its wheels carried in .whl/nccl4py/) (tests/nccl_frameworks),
+#      each preloading Alloy's library;
 #   4. where UCX is there to build with (the libucx-cu13 wheel in .whl/, as hosts mode takes it), the
 #      torch test and nccl-tests' alltoall, all_reduce and sendrecv again on 4 ranks as 2 virtual hosts x 2
 #      ranks (ALLOY_HOSTID = rank % 2, so a host's ranks are not contiguous) over UCX tcp;
@@ -78,6 +79,22 @@ nccl_tests_run() {
   printf '%-26s np %d  %-18s rows %3d  #wrong %d  %s\n' "$(basename "$bin")$launch_tag" "$np" "$status" "$rows" "$wrong" \
     "$(grep -o 'Avg bus bandwidth *: *[0-9.]*' "$logfile" | sed 's/ *: */ /')"
   [ "$status" = ok ]
+}
+
+# A folder holding NVIDIA's nccl4py for python3, installed into the folder $1 from the wheels carried in
+# .whl/nccl4py/ (the GPU machines cannot reach PyPI): nccl4py itself, and each of its dependencies
+# (cuda-core, cuda-pathfinder, cuda-bindings) only where python3 lacks it. Fails without the wheels.
+nccl4py_site() {
+  local site=$1 wheel module wheels=()
+  shopt -s nullglob
+  for wheel in .whl/nccl4py/*.whl; do
+    module=$(basename "$wheel" | cut -d- -f1 | tr _ .)  # cuda_core -> cuda.core, nccl4py -> nccl4py
+    [ "$module" = nccl4py ] || ! python3 -c "import $module" 2>/dev/null || continue
+    wheels+=("$wheel")
+  done
+  shopt -u nullglob
+  [ ${#wheels[@]} -gt 0 ] && python3 -m pip install --no-index --no-deps --target "$site" "${wheels[@]}" \
+    >"$RESULTS/nccl4py-install.log" 2>&1 && echo "$site"
 }
 
 # One framework test under mpirun: its closing lines' counts over the ranks and its outcome.
@@ -153,6 +170,15 @@ mode_nccl() {
   lines+=("$(framework_run torch 4 -x LD_PRELOAD="$lib" python3 "$py/torch_distributed.py" || echo BAD)")
   lines+=("$(framework_run ctypes 2 python3 "$py/ctypes_graph.py" "$lib" || echo BAD)")
   lines+=("$(framework_run cupy 2 -x LD_PRELOAD="$lib" python3 "$py/cupy_comm.py" || echo BAD)")
+  local n4p_site
+  if n4p_site=$(nccl4py_site "$RESULTS/nccl4py"); then
+    lines+=("$(framework_run nccl4py 2 -x LD_PRELOAD="$lib" -x PYTHONPATH="$n4p_site" python3 "$py/nccl4py_comm.py" ||
+      echo BAD)")
+    [ "$NGPU" -ge 4 ] && lines+=("$(framework_run nccl4py 4 -x LD_PRELOAD="$lib" -x PYTHONPATH="$n4p_site" python3 \
+      "$py/nccl4py_comm.py" || echo BAD)")
+  else
+    lines+=("nccl4py: not run (put its wheels in .whl/nccl4py/: docs/nccl-compat.md)")
+  fi
 
   if [ "$have_ucx" = 1 ] && grep -q 'UCX ON' "$RESULTS/configure.log"; then
     launch_env+=(-x ALLOY_NET=ucx -x UCX_TLS=tcp -x ALLOY_TIMEOUT_MS=30000)

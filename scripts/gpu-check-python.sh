@@ -25,6 +25,8 @@ mode_python() {
         --no-build-isolation --target "$site/lib" ./python
   } >"$build_log" 2>&1 || { log "the package did not build (see $build_log)"; exit 1; }
   export PYTHONPATH="$site/lib${PYTHONPATH:+:$PYTHONPATH}"
+  # pytest from the carried wheels where the environment lacks it.
+  "$py" -c "import pytest" 2>/dev/null || PYTHONPATH="$PYTHONPATH:$site/tools"
   start_budget "${PYTHON_BUDGET:-300}"
   local np rc
   for np in 2 "$NGPU"; do

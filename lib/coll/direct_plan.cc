@@ -19,7 +19,7 @@ DirectPlan::DirectPlan(alloyComm_t comm, alloyDataType_t type, alloyRedOp_t op, 
 }
 
 DirectLimits directLimits() {
-  return DirectLimits{directLowLatencyMaxBytes(), directWideLinesMaxBytes(), directMaxBytes()};
+  return DirectLimits{directLowLatencyMaxBytes(), directMaxBytes()};
 }
 
 DirectFit fitDirect(const DeviceComm& c, const size_t* partBytes, int parts, size_t total, const DirectLimits& limits) {
@@ -31,16 +31,12 @@ DirectFit fitDirect(const DeviceComm& c, const size_t* partBytes, int parts, siz
   }
   if (c.directBlocks <= 0 || c.nranks <= 0 || total > limits.directMax) return fit;
   const size_t lineSlotRoom = c.directLineAreaBytes / c.nranks;
-  // A 16-byte line carries 8 data bytes; a 128-byte line 120.
+  // A 16-byte line carries 8 data bytes.
   const size_t narrowSlot = (2 * ((largest + kLlDataPerLine - 1) / kLlDataPerLine * kLlDataPerLine) + 15) & ~size_t{15};
-  const size_t wideSlot = (largest + kLl128DataBytes - 1) / kLl128DataBytes * kLl128Bytes;
   const size_t bulkSlot = (largest + 15) & ~size_t{15};
   if (total <= limits.linesMax && narrowSlot <= lineSlotRoom) {
     fit.protocol = kDirectLines;
     fit.slotStride = narrowSlot;
-  } else if (c.directWideLines && total <= limits.wideLinesMax && wideSlot <= lineSlotRoom) {
-    fit.protocol = kDirectWideLines;
-    fit.slotStride = wideSlot;
   } else {
     fit.protocol = kDirectBulk;
     fit.slotStride = bulkSlot;

@@ -11,18 +11,16 @@
 namespace alloy {
 
 // The sizes up to which the direct engine uses each protocol (bytes of the whole input, or of an
-// all-gather's whole output), read from the environment on every call: ALLOY_DIRECT_LL_MAX_BYTES,
-// ALLOY_DIRECT_LL128_MAX_BYTES and ALLOY_DIRECT_MAX_BYTES.
+// all-gather's whole output), read from the environment on every call: ALLOY_DIRECT_LL_MAX_BYTES and
+// ALLOY_DIRECT_MAX_BYTES.
 struct DirectLimits {
-  size_t linesMax;      // 16-byte lines up to here
-  size_t wideLinesMax;  // 128-byte lines up to here, where the links allow them (DeviceComm::directWideLines)
-  size_t directMax;     // nothing larger goes to the direct engine
+  size_t linesMax;   // 16-byte lines up to here
+  size_t directMax;  // nothing larger goes to the direct engine
 };
 DirectLimits directLimits();
 
 // How a launch of the direct engine moves its parts: 16-byte lines where total <= linesMax and such a slot
-// fits the line areas, else 128-byte lines where allowed, total <= wideLinesMax and such a slot fits the
-// line areas, else bulk stores where a slot fits the bulk areas; `fits` false when none does, when
+// fits the line areas, else bulk stores where a slot fits the bulk areas; `fits` false when none does, when
 // total exceeds directMax, when the engine has no blocks, or when a part is empty (every rank must
 // exchange something with every peer: direct_kernel.h). partBytes[0..parts).
 struct DirectFit {

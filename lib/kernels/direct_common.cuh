@@ -1,8 +1,8 @@
 // What every protocol of the direct engine (direct_kernel.h) shares: the blocks' shares of a part, where
 // slots and lines sit in the staging areas, the bulk steps' flags, and the kernel around an algorithm
 // (the operation count per block that picks the generation and the flags). Each protocol instantiates the
-// kernel in a file of its own (direct_bulk.cu, direct_narrow_lines.cu, direct_wide_lines.cu), so the
-// three compile side by side and none carries another's registers.
+// kernel in a file of its own (direct_bulk.cu, direct_narrow_lines.cu), so the two compile side by side
+// and neither carries the other's registers.
 #pragma once
 
 #include <cstddef>

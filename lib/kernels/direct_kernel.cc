@@ -7,15 +7,13 @@ namespace alloy {
 cudaError_t launchDirect(const DirectLaunch& launch, alloyDataType_t type, cudaStream_t stream) {
   switch (launch.protocol) {
     case kDirectLines: return direct::launchNarrowLines(launch, type, stream);
-    case kDirectWideLines: return direct::launchWideLines(launch, type, stream);
     default: return direct::launchBulk(launch, type, stream);
   }
 }
 
 cudaError_t directKernelBlocksPerSm(int* blocks) {
   int fewest = 0;
-  cudaError_t (*const probes[])(int*) = {direct::bulkBlocksPerSm, direct::narrowLinesBlocksPerSm,
-                                         direct::wideLinesBlocksPerSm};
+  cudaError_t (*const probes[])(int*) = {direct::bulkBlocksPerSm, direct::narrowLinesBlocksPerSm};
   for (size_t i = 0; i < sizeof probes / sizeof probes[0]; ++i) {
     int perSm = 0;
     const cudaError_t err = probes[i](&perSm);

@@ -1,6 +1,7 @@
-// The direct engine's algorithms over lines, for either kind (a Lines type: Word, kUnit, at, send, recv,
-// reduce; direct_narrow_lines.cu and direct_wide_lines.cu). Steps are numbered 2 * epoch and
-// 2 * epoch + 1 within the block's epoch-th operation; each kind turns a step into its flag. Lines carry
+// The direct engine's algorithms over lines, written against a Lines type (Word, kUnit, at, send, recv,
+// reduce) so that the line format stays apart from the algorithms: direct_narrow_lines.cu's 16-byte lines
+// (128-byte lines were tried the same way: docs/architecture.md, "The direct engine"). Steps are numbered
+// 2 * epoch and 2 * epoch + 1 within the block's epoch-th operation; each kind turns a step into its flag. Lines carry
 // their own flags: a block without a share has nothing to wait for.
 #pragma once
 
@@ -25,9 +26,9 @@ __device__ bool oneShotLines(const DirectLaunch& a, int generation, uint64_t epo
   const Share s = shareOf(a.partBytes[0], blockIdx.x, P::kUnit);
   if (s.bytes == 0) return true;
   sendLinesToPeers<P>(a, generation, a.src + s.first, s.first, s.bytes, 2 * epoch);
-  // In place, the reduction overwrites src: every warp must have sent its lines first (the kinds of lines
-  // may split a share among warps differently for sending and reducing; on 2 x H100 an in-place one-shot
-  // in 128-byte lines sent peers some already reduced bytes).
+  // In place, the reduction overwrites src: every warp must have sent its lines first (a Lines type may
+  // split a share among warps differently for sending and reducing; the 128-byte lines did, and on
+  // 2 x H100 an in-place one-shot sent peers some already reduced bytes).
   __syncthreads();
   typename P::Word* lines[kMaxLocalRanks];
   for (int q = 0; q < a.comm.nranks; ++q) lines[q] = linesOf<P>(a, me, generation, kInputs, q, s.first);

@@ -11,10 +11,8 @@ namespace direct {
 
 cudaError_t launchBulk(const DirectLaunch& launch, alloyDataType_t type, cudaStream_t stream);
 cudaError_t launchNarrowLines(const DirectLaunch& launch, alloyDataType_t type, cudaStream_t stream);
-cudaError_t launchWideLines(const DirectLaunch& launch, alloyDataType_t type, cudaStream_t stream);
 cudaError_t bulkBlocksPerSm(int* blocks);
 cudaError_t narrowLinesBlocksPerSm(int* blocks);
-cudaError_t wideLinesBlocksPerSm(int* blocks);
 
 }  // namespace direct
 }  // namespace alloy

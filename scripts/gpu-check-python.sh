@@ -29,7 +29,7 @@ mode_python() {
   "$py" -c "import pytest" 2>/dev/null || PYTHONPATH="$PYTHONPATH:$site/tools"
   start_budget "${PYTHON_BUDGET:-300}"
   local np rc
-  for np in 2 "$NGPU"; do
+  for np in $(printf '%s\n' 2 "$NGPU" | sort -un); do  # 2, and every GPU where there are more
     rc=0
     run_bounded "$(run_limit 150)" "$RESULTS/python-tests-np$np.log" mpirun -np "$np" --bind-to none \
       -x PYTHONPATH -x NCCL_NVLS_ENABLE "$py" python/tests/run_ranks.py || rc=$?
@@ -47,7 +47,7 @@ mode_python() {
     # shellcheck disable=SC2154  # gpu_name: set by find_gpus (gpu-check-common.sh)
     echo "machine: $NGPU x $gpu_name; one rank per GPU; Python $("$py" --version 2>&1)"
     for line in "${lines[@]}"; do echo "$line"; done
-    grep -A4 '^call_cost' "$RESULTS/python-call-cost.log" || echo "call cost: FAILED (see $RESULTS/python-call-cost.log)"
+    grep -A5 '^call_cost' "$RESULTS/python-call-cost.log" || echo "call cost: FAILED (see $RESULTS/python-call-cost.log)"
     result_line "$bad" 0 "$RESULTS/python-*.log" PYTHON_BUDGET
   } | tee "$RESULTS/summary.txt"
   [ "$bad" -eq 0 ]

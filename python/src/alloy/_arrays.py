@@ -7,8 +7,8 @@ datatypes Alloy has no name for raise AlloyError naming the argument.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Any, Sequence
+from math import prod
+from typing import Any, NamedTuple, Sequence
 
 from . import _alloy
 from ._errors import invalid
@@ -18,9 +18,8 @@ _DLPACK_CUDA = 2  # kDLCUDA
 _DLPACK_CUDA_MANAGED = 13  # kDLCUDAManaged
 
 
-@dataclass(frozen=True)
-class DeviceArray:
-    """A contiguous array in device memory, as Alloy takes it."""
+class DeviceArray(NamedTuple):
+    """A contiguous array in device memory, as Alloy takes it (a named tuple: built on every call, so cheap)."""
 
     address: int
     dtype: DataType
@@ -40,59 +39,56 @@ def _contiguous(shape: Sequence[int], strides: Sequence[int] | None, itemsize: i
     return True
 
 
-def _count(shape: Sequence[int]) -> int:
-    count = 1
-    for extent in shape:
-        count *= extent
-    return count
-
-
-def _from_cai(cai: dict[str, Any], name: str) -> DeviceArray:
+def _from_cai(cai: dict[str, Any], function: str, role: str) -> DeviceArray:
+    # Every collective passes here (twice for most): the common case, a known typestr and compact strides,
+    # takes two dictionary lookups and no loop.
     dtype = from_typestr(cai.get("typestr", ""))
     if dtype is None:
-        raise invalid(f"{name}: datatype {cai.get('typestr')!r} is not one Alloy reduces or moves "
+        raise invalid(f"{function}: {role}: datatype {cai.get('typestr')!r} is not one Alloy reduces or moves "
                       "(expected int8, uint8, int32, uint32, int64, uint64, float16, float32, float64; "
                       "bfloat16 and float8 arrays through DLPack)")
-    shape = tuple(cai["shape"])
-    if not _contiguous(shape, cai.get("strides"), ITEMSIZE[dtype]):
-        raise invalid(f"{name}: the array is not contiguous (strides {tuple(cai['strides'])} for shape {shape}); "
+    shape = cai["shape"]
+    strides = cai.get("strides")
+    if strides is not None and not _contiguous(shape, strides, ITEMSIZE[dtype]):
+        raise invalid(f"{function}: {role}: the array is not contiguous (strides {tuple(cai['strides'])} for shape {shape}); "
                       "expected a C-contiguous array")
     address, _read_only = cai["data"]
     stream = cai.get("stream")
-    return DeviceArray(int(address or 0), dtype, _count(shape), None if stream is None else int(stream))
+    return DeviceArray(address or 0, dtype, prod(shape), stream)
 
 
-def _from_dlpack(obj: Any, name: str) -> DeviceArray:
+def _from_dlpack(obj: Any, function: str, role: str) -> DeviceArray:
     try:
         address, device_type, _device_id, code, bits, lanes, shape, strides = _alloy.dlpack_info(obj)
     except Exception as err:  # the producer's own refusal (unsupported device, dtype, or layout)
-        raise invalid(f"{name}: cannot read the object through DLPack: {err}") from err
+        raise invalid(f"{function}: {role}: cannot read the object through DLPack: {err}") from err
     if device_type not in (_DLPACK_CUDA, _DLPACK_CUDA_MANAGED):
-        raise invalid(f"{name}: the array is in host memory (DLPack device type {device_type}); expected "
+        raise invalid(f"{function}: {role}: the array is in host memory (DLPack device type {device_type}); expected "
                       "CUDA device memory")
     dtype = from_dlpack(code, bits, lanes)
     if dtype is None:
-        raise invalid(f"{name}: DLPack datatype (code {code}, {bits} bits, {lanes} lanes) is not one Alloy "
+        raise invalid(f"{function}: {role}: DLPack datatype (code {code}, {bits} bits, {lanes} lanes) is not one Alloy "
                       "reduces or moves")
     itemsize = ITEMSIZE[dtype]
     byte_strides = [s * itemsize for s in strides] if strides else None
     if not _contiguous(shape, byte_strides, itemsize):
-        raise invalid(f"{name}: the array is not contiguous (strides {tuple(strides)} elements for shape "
+        raise invalid(f"{function}: {role}: the array is not contiguous (strides {tuple(strides)} elements for shape "
                       f"{tuple(shape)}); expected a C-contiguous array")
-    return DeviceArray(address, dtype, _count(shape), None)
+    return DeviceArray(address, dtype, prod(shape), None)
 
 
-def device_array(obj: Any, name: str) -> DeviceArray:
-    """The device array behind obj (the argument called ``name`` in messages)."""
+def device_array(obj: Any, function: str, role: str) -> DeviceArray:
+    """The device array behind obj, the argument ``role`` of ``function`` (named so in messages, which are
+    formatted only when raised: this runs on every call)."""
     try:
         cai = obj.__cuda_array_interface__
     except (AttributeError, TypeError):  # PyTorch raises TypeError for bfloat16, which DLPack then carries
         cai = None
     if cai is not None:
-        return _from_cai(cai, name)
+        return _from_cai(cai, function, role)
     if hasattr(obj, "__dlpack__"):
-        return _from_dlpack(obj, name)
-    raise invalid(f"{name}: a {type(obj).__name__} is not device memory Alloy can read (expected an object "
+        return _from_dlpack(obj, function, role)
+    raise invalid(f"{function}: {role}: a {type(obj).__name__} is not device memory Alloy can read (expected an object "
                   "with __cuda_array_interface__ or __dlpack__ in CUDA device memory: CuPy, PyTorch, Numba)")
 
 

@@ -11,12 +11,16 @@ from ._streams import choose_stream
 from ._types import RedOp
 
 
+# RedOp members and their integers (equal as keys) -> the operator's integer: one lookup per call.
+_OPS = {int(op): int(op) for op in RedOp}
+
+
 def _op(op: RedOp | int, function: str) -> int:
-    try:
-        return int(RedOp(op))
-    except ValueError:
+    value = _OPS.get(op) if isinstance(op, int) else None
+    if value is None:
         raise invalid(f"{function}: op {op!r} is not a reduction operator (expected alloy.SUM, PROD, MAX, MIN "
-                      "or AVG)") from None
+                      "or AVG)")
+    return value
 
 
 def _counts(values: Sequence[int], size: int, name: str, function: str) -> list[int]:
@@ -105,11 +109,13 @@ class Comm:
     # the operation writes or reads there, which Alloy checks against the allocation.
 
     def _run(self, call: Any, *args: Any) -> None:
-        check(call(*args), self._handle)
+        result = call(*args)
+        if result:
+            check(result, self._handle)
 
     def _pair(self, sendbuf: Any, recvbuf: Any, function: str) -> tuple[DeviceArray, DeviceArray]:
-        send = device_array(sendbuf, f"{function}: sendbuf")
-        recv = send if recvbuf is sendbuf else device_array(recvbuf, f"{function}: recvbuf")
+        send = device_array(sendbuf, function, "sendbuf")
+        recv = send if recvbuf is sendbuf else device_array(recvbuf, function, "recvbuf")
         same_dtype(send, recv, function)
         return send, recv
 
@@ -122,11 +128,11 @@ class Comm:
 
     def reduce(self, sendbuf: Any, recvbuf: Any, root: int, op: RedOp | int = RedOp.SUM, *, stream: Any = None) -> None:
         """recvbuf on ``root`` = op over every rank's sendbuf; recvbuf matters on the root only (None elsewhere)."""
-        send = device_array(sendbuf, "reduce: sendbuf")
+        send = device_array(sendbuf, "reduce", "sendbuf")
         arrays = [send]
         address = 0
         if recvbuf is not None:
-            recv = send if recvbuf is sendbuf else device_array(recvbuf, "reduce: recvbuf")
+            recv = send if recvbuf is sendbuf else device_array(recvbuf, "reduce", "recvbuf")
             same_dtype(send, recv, "reduce")
             arrays.append(recv)
             address = recv.address
@@ -136,8 +142,8 @@ class Comm:
 
     def broadcast(self, buf: Any, root: int = 0, *, recvbuf: Any = None, stream: Any = None) -> None:
         """recvbuf on every rank = buf of ``root``; recvbuf defaults to buf (in place, as MPI's Bcast)."""
-        send = device_array(buf, "broadcast: buf")
-        recv = send if recvbuf is None or recvbuf is buf else device_array(recvbuf, "broadcast: recvbuf")
+        send = device_array(buf, "broadcast", "buf")
+        recv = send if recvbuf is None or recvbuf is buf else device_array(recvbuf, "broadcast", "recvbuf")
         same_dtype(send, recv, "broadcast")
         s = choose_stream(stream, [send, recv])
         self._run(_alloy.broadcast, send.address, recv.address, recv.count, recv.dtype, int(root), self.handle, s)
@@ -186,7 +192,7 @@ class Comm:
         arrays = [send, recv]
         relay = 0
         if relaybuf is not None:
-            relay_array = device_array(relaybuf, f"{fn}: relaybuf")
+            relay_array = device_array(relaybuf, fn, "relaybuf")
             arrays.append(relay_array)
             relay = relay_array.address
         s = choose_stream(stream, arrays)
@@ -195,13 +201,13 @@ class Comm:
 
     def send(self, buf: Any, peer: int, *, stream: Any = None) -> None:
         """buf to ``peer`` (matched in order by its recv); inside ``group()`` fused with the others."""
-        array = device_array(buf, "send: buf")
+        array = device_array(buf, "send", "buf")
         s = choose_stream(stream, [array])
         self._run(_alloy.send, array.address, array.count, array.dtype, int(peer), self.handle, s)
 
     def recv(self, buf: Any, peer: int, *, stream: Any = None) -> None:
         """buf from ``peer`` (matched in order with its send)."""
-        array = device_array(buf, "recv: buf")
+        array = device_array(buf, "recv", "buf")
         s = choose_stream(stream, [array])
         self._run(_alloy.recv, array.address, array.count, array.dtype, int(peer), self.handle, s)
 

@@ -32,15 +32,18 @@ def stream_handle(stream: Any) -> int:
 def choose_stream(stream: Any, arrays: list[DeviceArray]) -> int:
     """The stream an operation runs on: ``stream`` when given (made to wait for every array's producer
     stream that differs), else the first array's producer stream, else the legacy default stream."""
-    producers = {a.stream for a in arrays if a.stream is not None}
     if stream is None:
         chosen = next((a.stream for a in arrays if a.stream is not None), 0)
     else:
-        chosen = stream_handle(stream)
-    for producer in producers:
-        if producer != chosen and not (producer == LEGACY and chosen == 0):
-            err = _alloy.stream_wait(chosen, producer)
-            if err != 0:
-                raise AlloyError(CUDA_ERROR, f"stream: cannot order stream {chosen:#x} after the array's "
-                                 f"stream {producer:#x}: {_alloy.cuda_error_string(err)}")
+        chosen = stream if type(stream) is int else stream_handle(stream)
+    waited = None
+    for array in arrays:
+        producer = array.stream
+        if producer is None or producer == chosen or (producer == LEGACY and chosen == 0) or producer == waited:
+            continue
+        err = _alloy.stream_wait(chosen, producer)
+        if err != 0:
+            raise AlloyError(CUDA_ERROR, f"stream: cannot order stream {chosen:#x} after the array's "
+                             f"stream {producer:#x}: {_alloy.cuda_error_string(err)}")
+        waited = producer
     return chosen

@@ -55,11 +55,13 @@ ITEMSIZE = {
 }
 
 
+# The same keyed by the whole typestr, each byte-order mark that means this machine's order: one lookup.
+_WHOLE_TYPESTR = {order + kind: dtype for kind, dtype in _TYPESTR.items() for order in "<|="}
+
+
 def from_typestr(typestr: str) -> DataType | None:
     """The datatype of a __cuda_array_interface__ typestr, or None."""
-    if len(typestr) < 3 or typestr[0] not in "<|=":
-        return None
-    return _TYPESTR.get(typestr[1:])
+    return _WHOLE_TYPESTR.get(typestr)
 
 
 def from_dlpack(code: int, bits: int, lanes: int) -> DataType | None:

@@ -34,6 +34,12 @@
 // thread and progressInbound() only on the inbound thread once the channel is started (ProxyThread::add),
 // and both on the caller's thread again after it is removed (drain, teardown). addOperation and the proxy
 // share the operation table under a mutex.
+//
+// The implementation, a file per job: net_channel.cc (prepare, connect, drain, errors, teardown),
+// net_channel_staging.cc (the staging memory and where everything lies in it), net_channel_operations.cc
+// (the operation table, the doorbells and the proxy's step), net_channel_protocol.cc (both directions of
+// the protocol with one peer) and net_channel_stall.cc (the stall report); net_channel_internal.h holds
+// what they share.
 #pragma once
 
 #include <atomic>

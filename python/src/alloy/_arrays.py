@@ -39,22 +39,16 @@ def _contiguous(shape: Sequence[int], strides: Sequence[int] | None, itemsize: i
     return True
 
 
-def _from_cai(cai: dict[str, Any], function: str, role: str) -> DeviceArray:
-    # Every collective passes here (twice for most): the common case, a known typestr and compact strides,
-    # takes two dictionary lookups and no loop.
-    dtype = from_typestr(cai.get("typestr", ""))
-    if dtype is None:
-        raise invalid(f"{function}: {role}: datatype {cai.get('typestr')!r} is not one Alloy reduces or moves "
-                      "(expected int8, uint8, int32, uint32, int64, uint64, float16, float32, float64; "
-                      "bfloat16 and float8 arrays through DLPack)")
+def _from_cai(cai: dict[str, Any], dtype: DataType, function: str, role: str) -> DeviceArray:
+    # Every collective passes here (twice for most): the common case, compact strides, takes a few
+    # dictionary lookups and no loop.
     shape = cai["shape"]
     strides = cai.get("strides")
     if strides is not None and not _contiguous(shape, strides, ITEMSIZE[dtype]):
-        raise invalid(f"{function}: {role}: the array is not contiguous (strides {tuple(cai['strides'])} for shape {shape}); "
-                      "expected a C-contiguous array")
+        raise invalid(f"{function}: {role}: the array is not contiguous (strides {tuple(strides)} for shape "
+                      f"{tuple(shape)}); expected a C-contiguous array")
     address, _read_only = cai["data"]
-    stream = cai.get("stream")
-    return DeviceArray(address or 0, dtype, prod(shape), stream)
+    return DeviceArray(address or 0, dtype, prod(shape), cai.get("stream"))
 
 
 def _from_dlpack(obj: Any, function: str, role: str) -> DeviceArray:
@@ -82,14 +76,23 @@ def device_array(obj: Any, function: str, role: str) -> DeviceArray:
     formatted only when raised: this runs on every call)."""
     try:
         cai = obj.__cuda_array_interface__
-    except (AttributeError, TypeError):  # PyTorch raises TypeError for bfloat16, which DLPack then carries
+    except (AttributeError, TypeError):  # older PyTorch raises TypeError for bfloat16, which DLPack carries
         cai = None
     if cai is not None:
-        return _from_cai(cai, function, role)
+        dtype = from_typestr(cai.get("typestr", ""))
+        if dtype is not None:
+            return _from_cai(cai, dtype, function, role)
+        # A typestr with no datatype of its own ('<V2': PyTorch 2.11's bfloat16) is read through DLPack,
+        # which names bfloat16 and the float8 formats.
+        if not hasattr(obj, "__dlpack__"):
+            raise invalid(f"{function}: {role}: datatype {cai.get('typestr')!r} is not one Alloy reduces or moves "
+                          "(expected int8, uint8, int32, uint32, int64, uint64, float16, float32, float64; "
+                          "bfloat16 and float8 arrays through DLPack)")
+        return _from_dlpack(obj, function, role)
     if hasattr(obj, "__dlpack__"):
         return _from_dlpack(obj, function, role)
-    raise invalid(f"{function}: {role}: a {type(obj).__name__} is not device memory Alloy can read (expected an object "
-                  "with __cuda_array_interface__ or __dlpack__ in CUDA device memory: CuPy, PyTorch, Numba)")
+    raise invalid(f"{function}: {role}: a {type(obj).__name__} is not device memory Alloy can read (expected an "
+                  "object with __cuda_array_interface__ or __dlpack__ in CUDA device memory: CuPy, PyTorch, Numba)")
 
 
 def same_dtype(send: DeviceArray, recv: DeviceArray, function: str) -> None:

@@ -80,8 +80,12 @@ def test_wrong_sizes(comm: alloy.Comm) -> None:
         comm.reduce_scatter(FakeDeviceArray(4 * n - 1), FakeDeviceArray(4))
     expect(caught, _errors.INVALID_ARGUMENT, "reduce_scatter: sendbuf has")
     with pytest.raises(alloy.AlloyError) as caught:
-        comm.alltoall(FakeDeviceArray(n + 1), FakeDeviceArray(n + 1))
-    expect(caught, _errors.INVALID_ARGUMENT, f"alltoall: sendbuf has {n + 1} elements; expected a multiple")
+        comm.alltoall(FakeDeviceArray(n), FakeDeviceArray(n + 1))
+    expect(caught, _errors.INVALID_ARGUMENT, f"alltoall: recvbuf has {n + 1} elements; expected {n}")
+    if n > 1:  # on one rank every count is a multiple of the size
+        with pytest.raises(alloy.AlloyError) as caught:
+            comm.alltoall(FakeDeviceArray(n + 1), FakeDeviceArray(n + 1))
+        expect(caught, _errors.INVALID_ARGUMENT, f"alltoall: sendbuf has {n + 1} elements; expected a multiple")
 
 
 def test_alltoallv_count_lengths_and_extents(comm: alloy.Comm) -> None:

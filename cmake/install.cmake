@@ -7,6 +7,9 @@ install(TARGETS alloy EXPORT AlloyTargets
   RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR}
   INCLUDES DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
 install(FILES include/alloy.h include/alloy_mpix.h DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
+# The layer of standard MPI calls: a library to link before MPI or to load with LD_PRELOAD, with no header
+# (programs call MPI's own functions). Not in the CMake export: no target links it to use Alloy's API.
+install(TARGETS alloy_mpi LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR})
 install(EXPORT AlloyTargets NAMESPACE Alloy:: DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/Alloy)
 
 configure_package_config_file(cmake/AlloyConfig.cmake.in ${CMAKE_CURRENT_BINARY_DIR}/AlloyConfig.cmake

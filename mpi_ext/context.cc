@@ -20,8 +20,12 @@ void release(Context* context) {
   if (context->released) return;
   context->released = true;
   // Collective like MPI_Comm_free, which is what brings us here: every member runs it.
-  if (context->gpu != nullptr) alloyCommDestroy(context->gpu);
+  if (context->gpu != nullptr) alloyCommDestroy(context->gpu);  // waits for the device first
   context->gpu = nullptr;
+  if (context->layerOrder != nullptr) cudaEventDestroy(context->layerOrder);
+  if (context->layerStream != nullptr) cudaStreamDestroy(context->layerStream);
+  context->layerOrder = nullptr;
+  context->layerStream = nullptr;
   MPI_Comm_free(&context->agreement);
 }
 

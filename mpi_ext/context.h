@@ -3,6 +3,7 @@
 // MPI_Finalize, whichever comes first. A duplicate (MPI_Comm_dup) does not inherit it.
 #pragma once
 
+#include <cuda_runtime.h>
 #include <mpi.h>
 
 #include "alloy.h"
@@ -21,6 +22,14 @@ struct Context {
   // (execute.cc). Set on every rank at the same call: the first agreed call that chose the GPU engine,
   // unless ALLOY_MPIX_AGREE=1 or the communicator spans hosts.
   bool enqueueOnly = false;
+  // The layer of standard MPI calls (mpi_layer/): whether every rank of the communicator has a CUDA
+  // device, agreed at the layer's first call on it (where one has none, no call can run on the GPU
+  // engine and the layer passes every call on at once), and, from its first call that runs on the GPU
+  // engine, the stream its operations run on and the event that orders them after the legacy default stream.
+  enum class LayerReach { Unknown, HostOnly, Gpu };
+  LayerReach layerReach = LayerReach::Unknown;
+  cudaStream_t layerStream = nullptr;
+  cudaEvent_t layerOrder = nullptr;
   bool released = false;  // released at MPI_Finalize, still attached to a communicator MPI frees later
 };
 

@@ -24,7 +24,9 @@ namespace {
 std::mutex codesMutex;
 std::map<int, int> codeOfClass;
 
-int codeFor(const Problem& p) {
+}  // namespace
+
+int codeOf(const Problem& p) {
   std::lock_guard<std::mutex> lock(codesMutex);
   auto found = codeOfClass.find(p.errorClass);
   if (found == codeOfClass.end()) {
@@ -35,6 +37,8 @@ int codeFor(const Problem& p) {
   if (found->second != p.errorClass) MPI_Add_error_string(found->second, p.message.c_str());
   return found->second;
 }
+
+namespace {
 
 bool handlerAborts(MPI_Comm comm) {
   MPI_Errhandler handler = MPI_ERRHANDLER_NULL;
@@ -62,7 +66,7 @@ void printBeforeAbort(MPI_Comm comm, const Problem& p) {
 }  // namespace
 
 int report(MPI_Comm comm, const Problem& p) {
-  const int code = codeFor(p);
+  const int code = codeOf(p);
   const MPI_Comm target = comm == MPI_COMM_NULL ? MPI_COMM_WORLD : comm;
   if (handlerAborts(target)) printBeforeAbort(target, p);
   MPI_Comm_call_errhandler(target, code);

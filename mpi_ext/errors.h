@@ -14,6 +14,10 @@ namespace alloy_mpix {
 // of p's class and returns that code, for handlers that return (MPI_ERRORS_RETURN).
 int report(MPI_Comm comm, const Problem& p);
 
+// The error code of p's class whose MPI_Error_string is p's message, without calling any handler: for
+// errors that MPI reports later on its own (the status of a request).
+int codeOf(const Problem& p);
+
 // The MPI class of a failed Alloy call, and its message prefixed with the MPIX function's name.
 Problem fromAlloy(alloyResult_t result, const char* function);
 

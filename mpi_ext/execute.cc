@@ -1,44 +1,31 @@
 #include "execute.h"
 
 #include "context.h"
-#include "device_select.h"
 #include "env.h"
 #include "errors.h"
+#include "gpu_launch.h"
 #include "handshake.h"
+#include "local_check.h"
 #include "rejections.h"
 
 namespace alloy_mpix {
 namespace {
 
-// The CUDA device the GPU engine of this communicator uses, or would use if created now.
-int engineDevice(Context* context) {
-  int device = -1;
-  if (context->gpu != nullptr) alloyCommCuDevice(context->gpu, &device);
-  else if (processHasCudaDevice() && alloy::deviceByRule(false, &device) != alloySuccess) device = -1;
-  return device;
-}
-
 // Everything this rank can find wrong on its own, and the kinds of memory it passed. Runs before the
 // ranks agree (or before the handshake), so that a problem on any rank stops every rank. Ordinary host
 // memory is a problem on a communicator whose calls run enqueue-only on the GPU engine.
 Problem checkLocally(const char* function, Request* request, Context* context, cudaStream_t stream, int* kinds) {
-  *kinds = kNoData;
-  if (request->problem) return request->problem;
-  if (!request->inPlace && overlap(request->send, request->recv))
-    return problem(MPI_ERR_BUFFER, "%s: %s and %s overlap; pass MPI_IN_PLACE as sendbuf for an in-place operation",
-                   function, request->sendName, request->recvName);
-  const int device = engineDevice(context);
-  int sendKind = kNoData, recvKind = kNoData;
-  if (Problem p = classify(request->send, device, function, request->sendName, &sendKind)) return p;
-  if (Problem p = classify(request->recv, device, function, request->recvName, &recvKind)) return p;
-  *kinds = sendKind | recvKind;
+  BufferKinds buffers;
+  const Problem mine = checkArguments(function, *request, context, &buffers);
+  *kinds = mine ? kNoData : buffers.all();
+  if (mine) return mine;
   if ((*kinds & kGpuMemory) && request->gpuProblem) return request->gpuProblem;
   if (*kinds & kHostMemory) {
     if (context->enqueueOnly)
       return problem(MPI_ERR_BUFFER, "%s: %s is ordinary host memory, but this communicator's MPIX calls run on the "
                      "GPU engine since its first call with GPU memory; pass GPU-accessible memory, or use another "
                      "communicator for host memory (docs/mpi-extension.md)", function,
-                     (sendKind & kHostMemory) ? request->sendName : request->recvName);
+                     (buffers.send & kHostMemory) ? request->sendName : request->recvName);
     if (request->hostProblem) return request->hostProblem;
     // MPI reads and writes host memory at once: work the caller enqueued before this call, which may
     // produce the send data or still read the receive buffer, must be finished first.
@@ -54,43 +41,6 @@ Problem checkLocally(const char* function, Request* request, Context* context, c
   return {};
 }
 
-// The send data the GPU engine reads: the caller's, or a stream-ordered copy where the engine cannot
-// read and write one buffer (*staged, to be freed on the stream after the operation).
-Problem stageSend(const char* function, const Request* request, cudaStream_t stream, const void** send, void** staged) {
-  *send = request->send.base;
-  *staged = nullptr;
-  if (!request->stageSend || request->send.bytes == 0) return {};
-  // Stream-ordered allocation and copy: nothing blocks.
-  cudaError_t err = cudaMallocAsync(staged, request->send.bytes, stream);
-  if (err == cudaSuccess) err = cudaMemcpyAsync(*staged, request->send.base, request->send.bytes, cudaMemcpyDefault, stream);
-  if (err != cudaSuccess) {
-    cudaGetLastError();
-    if (*staged != nullptr) cudaFreeAsync(*staged, stream);
-    *staged = nullptr;
-    return problem(MPI_ERR_OTHER, "%s: staging the in-place send data (%zu bytes) failed: %s", function,
-                   request->send.bytes, cudaGetErrorString(err));
-  }
-  *send = *staged;
-  return {};
-}
-
-int runOnGpu(const char* function, MPI_Comm comm, Request* request, Context* context, cudaStream_t stream) {
-  alloyComm_t gpu = nullptr;
-  alloyResult_t result = gpuCommOf(context, &gpu);
-  if (result != alloySuccess) return report(comm, fromAlloy(result, function));
-  const void* send = nullptr;
-  void* staged = nullptr;
-  if (Problem p = stageSend(function, request, stream, &send, &staged)) return report(comm, p);
-  result = request->viaGpu(gpu, send, stream);
-  if (staged != nullptr) cudaFreeAsync(staged, stream);
-  return result == alloySuccess ? MPI_SUCCESS : report(comm, fromAlloy(result, function));
-}
-
-// The handshake's mark of a problem: its MPI error class, which the peers report.
-int markOf(const Problem& p) {
-  return p.errorClass > 0 && p.errorClass <= alloy::kMaxHandshakeMark ? p.errorClass : MPI_ERR_OTHER;
-}
-
 // A call on a communicator whose calls run enqueue-only: no host exchange. This rank checks what it can
 // and calls the engine, which puts the operation's handshake (mark 0) ahead of its first kernel; where
 // this rank or the engine rejected the call, or the operation launched nothing here, the handshake is
@@ -99,19 +49,9 @@ int markOf(const Problem& p) {
 int runEnqueueOnly(const char* function, MPI_Comm comm, Request* request, Context* context, cudaStream_t stream) {
   const alloy::Rejections earlier = earlierRejections(context);
   int kinds = kNoData;
-  Problem mine = checkLocally(function, request, context, stream, &kinds);
-  const void* send = nullptr;
-  void* staged = nullptr;
-  if (!mine) mine = stageSend(function, request, stream, &send, &staged);
-  alloy::OperationHandshake handshake(context->gpu, stream);
-  if (!mine) {
-    const alloyResult_t result = request->viaGpu(context->gpu, send, stream);
-    if (result != alloySuccess) mine = fromAlloy(result, function);
-  }
-  const alloyResult_t result = handshake.finish(mine ? markOf(mine) : 0, function);
-  if (staged != nullptr) cudaFreeAsync(staged, stream);
+  const Problem mine =
+      enqueueOperation(function, request, context, stream, checkLocally(function, request, context, stream, &kinds));
   if (mine) return report(comm, mine);
-  if (result != alloySuccess) return report(comm, fromAlloy(result, function));
   return reportRejections(function, comm, context, earlier);
 }
 
@@ -159,7 +99,7 @@ int execute(const char* function, MPI_Comm comm, cudaStream_t stream, const Prep
   const int vote[5] = {(kinds & kHostMemory) ? 1 : 0, (kinds & kGpuMemory) ? 1 : 0, mine ? shape.rank + 1 : 0,
                        agreeEveryCall ? 1 : 0, agreeEveryCall ? 0 : 1};
   int all[5] = {0, 0, 0, 0, 0};
-  if (MPI_Allreduce(vote, all, 5, MPI_INT, MPI_MAX, context->agreement) != MPI_SUCCESS)
+  if (PMPI_Allreduce(vote, all, 5, MPI_INT, MPI_MAX, context->agreement) != MPI_SUCCESS)
     return report(comm, problem(MPI_ERR_OTHER, "%s: the ranks could not agree on the call (MPI_Allreduce failed)",
                                 function));
   if (mine) return report(comm, mine);
@@ -176,7 +116,7 @@ int execute(const char* function, MPI_Comm comm, cudaStream_t stream, const Prep
     return report(comm, problem(MPI_ERR_OTHER, "%s: ALLOY_MPIX_AGREE is 1 on some ranks and not on others (here: "
                                 "%d); set it alike on every rank (docs/environment.md)", function, agreeEveryCall ? 1 : 0));
   if (all[1]) {
-    const int code = runOnGpu(function, comm, &request, context, stream);
+    const int code = runAgreedOnGpu(function, comm, &request, context, stream);
     enterEnqueueOnly(context, agreeEveryCall);
     return code;
   }

@@ -1,7 +1,8 @@
-// MPIX_Allreduce_cuda, MPIX_Reduce_cuda, MPIX_Reduce_scatter_block_cuda: the GPU engine reduces
-// predefined arithmetic types with MPI_SUM, MPI_PROD, MPI_MIN and MPI_MAX.
+// Allreduce, reduce and reduce_scatter_block: the GPU engine reduces predefined arithmetic types with
+// MPI_SUM, MPI_PROD, MPI_MIN and MPI_MAX.
 #include "alloy_mpix.h"
 #include "arguments.h"
+#include "describe.h"
 #include "execute.h"
 
 namespace alloy_mpix {
@@ -20,6 +21,63 @@ bool checkReduction(Request* r, const char* fn, const char* countName, int count
 }
 
 }  // namespace
+
+void describeAllreduce(const char* fn, const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
+                       MPI_Comm comm, Request* r) {
+  Reduction red;
+  if (!checkReduction(r, fn, "count", count, datatype, op, &red)) return;
+  r->inPlace = sendbuf == MPI_IN_PLACE;
+  r->recv = Region{recvbuf, red.bytes};
+  r->send = r->inPlace ? r->recv : Region{sendbuf, red.bytes};
+  r->viaMpi = [=] { return PMPI_Allreduce(sendbuf, recvbuf, count, datatype, op, comm); };
+  r->viaGpu = [=](alloyComm_t gpu, const void* send, cudaStream_t s) {
+    return alloyAllReduce(send, recvbuf, count, red.type.alloyType, red.op, gpu, s);
+  };
+}
+
+void describeReduce(const char* fn, const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
+                    int root, MPI_Comm comm, const CommShape& shape, Request* r) {
+  Reduction red;
+  if (!checkReduction(r, fn, "count", count, datatype, op, &red) || !checkRoot(r, fn, root, shape)) return;
+  r->inPlace = sendbuf == MPI_IN_PLACE;
+  if (shape.rank == root) {
+    r->recv = Region{recvbuf, red.bytes};
+  } else if (r->inPlace) {
+    r->reject(problem(MPI_ERR_BUFFER, "%s: sendbuf is MPI_IN_PLACE on rank %d, which is not the root (%d)", fn,
+                      shape.rank, root));
+    return;
+  }
+  r->send = r->inPlace ? r->recv : Region{sendbuf, red.bytes};
+  r->viaMpi = [=] { return PMPI_Reduce(sendbuf, recvbuf, count, datatype, op, root, comm); };
+  r->viaGpu = [=](alloyComm_t gpu, const void* send, cudaStream_t s) {
+    return alloyReduce(send, recvbuf, count, red.type.alloyType, red.op, root, gpu, s);
+  };
+}
+
+void describeReduceScatterBlock(const char* fn, const void* sendbuf, void* recvbuf, int recvcount,
+                                MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, const CommShape& shape, Request* r) {
+  Reduction red;
+  size_t sendBytes = 0;
+  if (!checkReduction(r, fn, "recvcount", recvcount, datatype, op, &red) ||
+      !checkCount(r, fn, "recvcount * nranks", static_cast<MPI_Count>(recvcount) * shape.size, red.type.size,
+                  &sendBytes))
+    return;
+  r->inPlace = sendbuf == MPI_IN_PLACE;
+  if (r->inPlace) {
+    // MPI takes the input from recvbuf and leaves this rank's block at its start: the GPU engine
+    // (in place only at the rank's own offset) reads the input from a copy instead.
+    r->recv = r->send = Region{recvbuf, sendBytes};
+    r->stageSend = true;
+  } else {
+    r->recv = Region{recvbuf, red.bytes};
+    r->send = Region{sendbuf, sendBytes};
+  }
+  r->viaMpi = [=] { return PMPI_Reduce_scatter_block(sendbuf, recvbuf, recvcount, datatype, op, comm); };
+  r->viaGpu = [=](alloyComm_t gpu, const void* send, cudaStream_t s) {
+    return alloyReduceScatter(send, recvbuf, recvcount, red.type.alloyType, red.op, gpu, s);
+  };
+}
+
 }  // namespace alloy_mpix
 
 extern "C" ALLOY_MPIX_API int MPIX_Allreduce_cuda(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype,
@@ -27,15 +85,7 @@ extern "C" ALLOY_MPIX_API int MPIX_Allreduce_cuda(const void* sendbuf, void* rec
   using namespace alloy_mpix;
   const char* fn = "MPIX_Allreduce_cuda";
   return execute(fn, comm, stream, [&](const CommShape&, Request* r) {
-    Reduction red;
-    if (!checkReduction(r, fn, "count", count, datatype, op, &red)) return;
-    r->inPlace = sendbuf == MPI_IN_PLACE;
-    r->recv = Region{recvbuf, red.bytes};
-    r->send = r->inPlace ? r->recv : Region{sendbuf, red.bytes};
-    r->viaMpi = [=] { return MPI_Allreduce(sendbuf, recvbuf, count, datatype, op, comm); };
-    r->viaGpu = [=](alloyComm_t gpu, const void* send, cudaStream_t s) {
-      return alloyAllReduce(send, recvbuf, count, red.type.alloyType, red.op, gpu, s);
-    };
+    describeAllreduce(fn, sendbuf, recvbuf, count, datatype, op, comm, r);
   });
 }
 
@@ -44,21 +94,7 @@ extern "C" ALLOY_MPIX_API int MPIX_Reduce_cuda(const void* sendbuf, void* recvbu
   using namespace alloy_mpix;
   const char* fn = "MPIX_Reduce_cuda";
   return execute(fn, comm, stream, [&](const CommShape& shape, Request* r) {
-    Reduction red;
-    if (!checkReduction(r, fn, "count", count, datatype, op, &red) || !checkRoot(r, fn, root, shape)) return;
-    r->inPlace = sendbuf == MPI_IN_PLACE;
-    if (shape.rank == root) {
-      r->recv = Region{recvbuf, red.bytes};
-    } else if (r->inPlace) {
-      r->reject(problem(MPI_ERR_BUFFER, "%s: sendbuf is MPI_IN_PLACE on rank %d, which is not the root (%d)", fn,
-                        shape.rank, root));
-      return;
-    }
-    r->send = r->inPlace ? r->recv : Region{sendbuf, red.bytes};
-    r->viaMpi = [=] { return MPI_Reduce(sendbuf, recvbuf, count, datatype, op, root, comm); };
-    r->viaGpu = [=](alloyComm_t gpu, const void* send, cudaStream_t s) {
-      return alloyReduce(send, recvbuf, count, red.type.alloyType, red.op, root, gpu, s);
-    };
+    describeReduce(fn, sendbuf, recvbuf, count, datatype, op, root, comm, shape, r);
   });
 }
 
@@ -68,25 +104,6 @@ extern "C" ALLOY_MPIX_API int MPIX_Reduce_scatter_block_cuda(const void* sendbuf
   using namespace alloy_mpix;
   const char* fn = "MPIX_Reduce_scatter_block_cuda";
   return execute(fn, comm, stream, [&](const CommShape& shape, Request* r) {
-    Reduction red;
-    size_t sendBytes = 0;
-    if (!checkReduction(r, fn, "recvcount", recvcount, datatype, op, &red) ||
-        !checkCount(r, fn, "recvcount * nranks", static_cast<MPI_Count>(recvcount) * shape.size, red.type.size,
-                    &sendBytes))
-      return;
-    r->inPlace = sendbuf == MPI_IN_PLACE;
-    if (r->inPlace) {
-      // MPI takes the input from recvbuf and leaves this rank's block at its start: the GPU engine
-      // (in place only at the rank's own offset) reads the input from a copy instead.
-      r->recv = r->send = Region{recvbuf, sendBytes};
-      r->stageSend = true;
-    } else {
-      r->recv = Region{recvbuf, red.bytes};
-      r->send = Region{sendbuf, sendBytes};
-    }
-    r->viaMpi = [=] { return MPI_Reduce_scatter_block(sendbuf, recvbuf, recvcount, datatype, op, comm); };
-    r->viaGpu = [=](alloyComm_t gpu, const void* send, cudaStream_t s) {
-      return alloyReduceScatter(send, recvbuf, recvcount, red.type.alloyType, red.op, gpu, s);
-    };
+    describeReduceScatterBlock(fn, sendbuf, recvbuf, recvcount, datatype, op, comm, shape, r);
   });
 }

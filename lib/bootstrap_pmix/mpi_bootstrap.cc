@@ -35,21 +35,21 @@ alloyResult_t MpiBootstrap::exchangeEndpoints(const void* mine, size_t bytes, st
 }
 
 alloyResult_t MpiBootstrap::minimum(int mine, int* lowest) {
-  if (MPI_Allreduce(&mine, lowest, 1, MPI_INT, MPI_MIN, comm_) != MPI_SUCCESS)
+  if (PMPI_Allreduce(&mine, lowest, 1, MPI_INT, MPI_MIN, comm_) != MPI_SUCCESS)
     return fail(alloyInternalError, "MPI_Allreduce failed");
   return alloySuccess;
 }
 
 alloyResult_t MpiBootstrap::barrier(const std::function<void()>& progress) {
   if (!progress) {
-    if (MPI_Barrier(comm_) != MPI_SUCCESS) return fail(alloyInternalError, "MPI_Barrier failed");
+    if (PMPI_Barrier(comm_) != MPI_SUCCESS) return fail(alloyInternalError, "MPI_Barrier failed");
     return alloySuccess;
   }
   MPI_Request request = MPI_REQUEST_NULL;
-  if (MPI_Ibarrier(comm_, &request) != MPI_SUCCESS) return fail(alloyInternalError, "MPI_Ibarrier failed");
+  if (PMPI_Ibarrier(comm_, &request) != MPI_SUCCESS) return fail(alloyInternalError, "MPI_Ibarrier failed");
   int done = 0;
   while (!done) {
-    if (MPI_Test(&request, &done, MPI_STATUS_IGNORE) != MPI_SUCCESS)
+    if (PMPI_Test(&request, &done, MPI_STATUS_IGNORE) != MPI_SUCCESS)
       return fail(alloyInternalError, "MPI_Test of the barrier failed");
     if (!done) progress();
   }

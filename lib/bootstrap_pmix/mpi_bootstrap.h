@@ -1,5 +1,7 @@
 // The bootstrap of alloyCommCreateFromMPI: a private duplicate of the caller's MPI communicator, with
-// endpoints exchanged over PMIx (MPI_Allgather where PMIx is unusable: exchange.h).
+// endpoints exchanged over PMIx (MPI_Allgather where PMIx is unusable: exchange.h). Its collectives, like
+// all of Alloy's own MPI traffic, call PMPI_*: a profiling layer (Alloy's own layer of standard calls,
+// mpi_layer/, or a tool) sees only the program's calls, and the layer never re-enters itself.
 #pragma once
 
 #include <mpi.h>

@@ -11,8 +11,8 @@ alloyResult_t exchangeOverMpi(MPI_Comm comm, const void* mine, size_t bytes,
   MPI_Comm_size(comm, &nranks);
   if (bytes > INT_MAX) return fail(alloyInternalError, "endpoint blob of %zu bytes is too large", bytes);
   all->assign(bytes * nranks, 0);
-  int rc = MPI_Allgather(mine, static_cast<int>(bytes), MPI_BYTE, all->data(),
-                         static_cast<int>(bytes), MPI_BYTE, comm);
+  int rc = PMPI_Allgather(mine, static_cast<int>(bytes), MPI_BYTE, all->data(),
+                          static_cast<int>(bytes), MPI_BYTE, comm);
   if (rc != MPI_SUCCESS) return fail(alloyInternalError, "MPI_Allgather of endpoint blobs failed (%d)", rc);
   return alloySuccess;
 }

@@ -33,7 +33,7 @@ int firstFailingRank(MPI_Comm comm, bool ok) {
   MPI_Comm_rank(comm, &rank);
   MPI_Comm_size(comm, &nranks);
   int mine = ok ? nranks : rank, lowest = nranks;
-  MPI_Allreduce(&mine, &lowest, 1, MPI_INT, MPI_MIN, comm);
+  PMPI_Allreduce(&mine, &lowest, 1, MPI_INT, MPI_MIN, comm);
   return lowest == nranks ? -1 : lowest;
 }
 
@@ -82,7 +82,7 @@ alloyResult_t exchangeOverPmix(MPI_Comm comm, const void* mine, size_t bytes,
   me.proc = *self;
   me.creationId = nextCreationId.fetch_add(1);
   std::vector<PeerKey> peers(nranks);
-  MPI_Allgather(&me, sizeof(PeerKey), MPI_BYTE, peers.data(), sizeof(PeerKey), MPI_BYTE, comm);
+  PMPI_Allgather(&me, sizeof(PeerKey), MPI_BYTE, peers.data(), sizeof(PeerKey), MPI_BYTE, comm);
   char key[PMIX_MAX_KEYLEN + 1];
   keyOf(me.creationId, key);
 
@@ -97,7 +97,7 @@ alloyResult_t exchangeOverPmix(MPI_Comm comm, const void* mine, size_t bytes,
   if (status != PMIX_SUCCESS)
     result = fail(alloyInternalError, "PMIx_Put/Commit of %s failed: %s", key, PMIx_Error_string(status));
 
-  MPI_Barrier(comm);
+  PMPI_Barrier(comm);
 
   all->assign(bytes * nranks, 0);
   std::memcpy(all->data() + bytes * rank, mine, bytes);

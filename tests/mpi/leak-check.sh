@@ -3,7 +3,8 @@
 # has an Alloy frame in its stack. Open MPI and PMIx leak on their own at MPI_Finalize (a few KiB of
 # strdup'd component names, hwloc bitmaps) and valgrind's suppressions for them differ per release, so the
 # check is by attribution rather than by a zero total: any record whose stack passes through Alloy's code
-# (namespaces alloy and alloy_mpix, the alloy* C API, the MPIX_* functions) is Alloy's.
+# (namespaces alloy, alloy_mpix and alloy_layer, the alloy* C API, the MPIX_* functions, the layer's
+# alloy_layer_* entry points) is Alloy's.
 #
 # Usage: leak-check.sh <scratchdir> <mpirun and its options...> -- <program> [args...]
 # CUDA devices are hidden: communicators run host-only, so what is checked is the host code that every
@@ -34,7 +35,7 @@ logs=("$scratch"/valgrind.*)
 found=$(awk '
   /lost in loss record|Invalid (read|write|free)|uninitialised|Mismatched free/ { inside = 1; record = $0; next }
   inside && /^==[0-9]+== $/ {
-    if (record ~ /alloy::|alloy_mpix::|[ (]alloy[A-Z][A-Za-z]*[ (]|MPIX_[A-Za-z_]+/) print record "\n"
+    if (record ~ /alloy::|alloy_mpix::|alloy_layer::|: alloy_layer_[a-z_]+ \(|[ (]alloy[A-Z][A-Za-z]*[ (]|MPIX_[A-Za-z_]+/) print record "\n"
     inside = 0; next
   }
   inside { record = record "\n" $0 }

@@ -1,0 +1,56 @@
+// One side of a call with a count and a displacement per rank (alltoallv, and allgatherv in the layer of
+// standard calls), turned into the bytes the GPU engine moves: a count and a displacement in bytes per
+// rank, relative to the lowest byte used, since the engine takes unsigned displacements and MPI allows
+// negative ones.
+#pragma once
+
+#include <algorithm>
+#include <climits>
+#include <cstdio>
+#include <vector>
+
+#include "arguments.h"
+
+namespace alloy_mpix {
+
+struct ByteLayout {
+  Region region;
+  std::vector<size_t> counts, displs;
+};
+
+// countsName and displsName name the arrays in messages. False, with the problem recorded in r, where
+// an array is NULL, a count is negative or a displacement overflows.
+template <typename Count, typename Displ>
+bool byteLayout(Request* r, const char* function, const char* countsName, const char* displsName, const void* buffer,
+                const Count counts[], const Displ displs[], const TypeInfo& type, int nranks, ByteLayout* out) {
+  if (counts == nullptr || displs == nullptr) {
+    r->reject(problem(MPI_ERR_ARG, "%s: %s is NULL; expected an array of %d entries", function,
+                      counts == nullptr ? countsName : displsName, nranks));
+    return false;
+  }
+  std::vector<long long> offsets(nranks, 0);
+  out->counts.assign(nranks, 0);
+  long long lowest = LLONG_MAX, highest = 0;
+  for (int p = 0; p < nranks; ++p) {
+    char name[48];
+    std::snprintf(name, sizeof(name), "%s[%d]", countsName, p);
+    if (!checkCount(r, function, name, counts[p], type.size, &out->counts[p])) return false;
+    if (__builtin_mul_overflow(static_cast<long long>(displs[p]), static_cast<long long>(type.extent), &offsets[p]) ||
+        offsets[p] > LLONG_MAX - static_cast<long long>(out->counts[p])) {
+      r->reject(problem(MPI_ERR_ARG, "%s: %s[%d]=%lld overflows", function, displsName, p,
+                        static_cast<long long>(displs[p])));
+      return false;
+    }
+    if (out->counts[p] == 0) continue;
+    lowest = std::min(lowest, offsets[p]);
+    highest = std::max(highest, offsets[p] + static_cast<long long>(out->counts[p]));
+  }
+  out->displs.assign(nranks, 0);
+  if (lowest == LLONG_MAX) return true;  // this side moves nothing
+  for (int p = 0; p < nranks; ++p)
+    if (out->counts[p] > 0) out->displs[p] = static_cast<size_t>(offsets[p] - lowest);
+  out->region = Region{static_cast<const char*>(buffer) + lowest, static_cast<size_t>(highest - lowest)};
+  return true;
+}
+
+}  // namespace alloy_mpix

@@ -99,7 +99,9 @@ ALLOY_API alloyResult_t alloyGetVersion(int* version);
  */
 ALLOY_API alloyResult_t alloyCommCreateFromMPI(MPI_Comm mpiComm, const alloyConfig_t* config,
                                                alloyComm_t* comm);
-/* Collective; waits for the communicator's outstanding work on the device, then frees everything. */
+/* Collective; waits for the communicator's outstanding work on the device and for every rank (at most the
+ * communicator's timeout: alloyTimeout; after a rank's alloyCommAbort every rank must abort), then frees
+ * everything. */
 ALLOY_API alloyResult_t alloyCommDestroy(alloyComm_t comm);
 /* Local, not collective: stops this rank's kernels that wait on peers, then frees the communicator. */
 ALLOY_API alloyResult_t alloyCommAbort(alloyComm_t comm);

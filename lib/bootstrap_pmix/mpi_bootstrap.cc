@@ -1,5 +1,8 @@
 #include "mpi_bootstrap.h"
 
+#include <chrono>
+#include <thread>
+
 #include "error.h"
 #include "exchange.h"
 
@@ -22,7 +25,10 @@ MpiBootstrap::~MpiBootstrap() {
   // A communicator destroyed after MPI_Finalize (at exit, say) has nothing left to free on the MPI side.
   int finalized = 0;
   MPI_Finalized(&finalized);
-  if (!finalized) MPI_Comm_free(&comm_);
+  if (finalized) return;
+  int completed = 1;
+  if (abandoned_ != MPI_REQUEST_NULL) PMPI_Test(&abandoned_, &completed, MPI_STATUS_IGNORE);
+  if (completed) PMPI_Comm_free(&comm_);
 }
 
 alloyResult_t MpiBootstrap::allgather(const void* mine, size_t bytes, std::vector<uint8_t>* all) {
@@ -40,20 +46,36 @@ alloyResult_t MpiBootstrap::minimum(int mine, int* lowest) {
   return alloySuccess;
 }
 
-alloyResult_t MpiBootstrap::barrier(const std::function<void()>& progress) {
-  if (!progress) {
-    if (PMPI_Barrier(comm_) != MPI_SUCCESS) return fail(alloyInternalError, "MPI_Barrier failed");
-    return alloySuccess;
+alloyResult_t MpiBootstrap::barrier(const std::function<void()>& progress, long long timeoutMs) {
+  // Nonblocking, so that a peer that never comes (it aborted, or died without taking the job down) ends
+  // the wait at timeoutMs instead of hanging the destroy that called it.
+  if (abandoned_ != MPI_REQUEST_NULL) {
+    int completed = 0;
+    PMPI_Test(&abandoned_, &completed, MPI_STATUS_IGNORE);
+    if (!completed)
+      return fail(alloyTimeout, "rank %d: an earlier barrier of this communicator still waits for ranks that "
+                  "never came", rank_);
   }
   MPI_Request request = MPI_REQUEST_NULL;
   if (PMPI_Ibarrier(comm_, &request) != MPI_SUCCESS) return fail(alloyInternalError, "MPI_Ibarrier failed");
-  int done = 0;
-  while (!done) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeoutMs);
+  for (;;) {
+    int done = 0;
     if (PMPI_Test(&request, &done, MPI_STATUS_IGNORE) != MPI_SUCCESS)
       return fail(alloyInternalError, "MPI_Test of the barrier failed");
-    if (!done) progress();
+    if (done) return alloySuccess;
+    if (std::chrono::steady_clock::now() > deadline) {
+      abandoned_ = request;
+      return fail(alloyTimeout, "rank %d: the other ranks did not all reach the barrier within %lld ms (the "
+                  "communicator's timeout): a rank that aborted the communicator never will (alloyCommAbort "
+                  "is local: after one rank aborts, every rank must abort)", rank_, timeoutMs);
+    }
+    if (progress) {
+      progress();
+    } else {
+      std::this_thread::yield();
+    }
   }
-  return alloySuccess;
 }
 
 }  // namespace alloy

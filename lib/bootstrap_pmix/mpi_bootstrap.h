@@ -26,11 +26,15 @@ class MpiBootstrap final : public Bootstrap {
   alloyResult_t exchangeEndpoints(const void* mine, size_t bytes, std::vector<uint8_t>* all,
                                   BootstrapPath* used) override;
   alloyResult_t minimum(int mine, int* lowest) override;
-  alloyResult_t barrier(const std::function<void()>& progress) override;
+  alloyResult_t barrier(const std::function<void()>& progress, long long timeoutMs) override;
 
  private:
   explicit MpiBootstrap(MPI_Comm comm);
   MPI_Comm comm_;
+  // The request of a barrier that gave up: MPI allows neither freeing nor cancelling a nonblocking
+  // collective's request, nor freeing a communicator with one pending, so the destructor frees the
+  // communicator only if the late peers have completed it by then.
+  MPI_Request abandoned_ = MPI_REQUEST_NULL;
   int rank_ = 0;
   int nranks_ = 0;
 };

@@ -92,10 +92,9 @@ alloyResult_t SocketBootstrap::join(const uint8_t id[kUniqueIdBytes], int nranks
 // Step s passes on the block that arrived in step s - 1 (first this rank's own): after nranks - 1 steps
 // every block has gone round.
 alloyResult_t SocketBootstrap::ringAllgather(const void* mine, size_t bytes, std::vector<uint8_t>* all,
-                                             const std::function<void()>& progress) {
+                                             Deadline deadline, const std::function<void()>& progress) {
   all->assign(bytes * nranks_, 0);
   if (bytes > 0) std::memcpy(all->data() + bytes * rank_, mine, bytes);
-  const Deadline deadline = deadlineAfterMs(timeoutMs_);
   for (int step = 0; step < nranks_ - 1; ++step) {
     const int sendBlock = (rank_ - step + nranks_) % nranks_, recvBlock = (rank_ - step - 1 + nranks_) % nranks_;
     ALLOY_TRY(transfer(&next_, all->data() + bytes * sendBlock, bytes, &previous_, all->data() + bytes * recvBlock,
@@ -105,7 +104,7 @@ alloyResult_t SocketBootstrap::ringAllgather(const void* mine, size_t bytes, std
 }
 
 alloyResult_t SocketBootstrap::allgather(const void* mine, size_t bytes, std::vector<uint8_t>* all) {
-  return ringAllgather(mine, bytes, all, nullptr);
+  return ringAllgather(mine, bytes, all, deadlineAfterMs(timeoutMs_), nullptr);
 }
 
 alloyResult_t SocketBootstrap::exchangeEndpoints(const void* mine, size_t bytes, std::vector<uint8_t>* all,
@@ -121,10 +120,10 @@ alloyResult_t SocketBootstrap::minimum(int mine, int* lowest) {
   return alloySuccess;
 }
 
-alloyResult_t SocketBootstrap::barrier(const std::function<void()>& progress) {
+alloyResult_t SocketBootstrap::barrier(const std::function<void()>& progress, long long timeoutMs) {
   const uint8_t token = 1;
   std::vector<uint8_t> all;
-  return ringAllgather(&token, sizeof(token), &all, progress);
+  return ringAllgather(&token, sizeof(token), &all, deadlineAfterMs(timeoutMs), progress);
 }
 
 }  // namespace alloy

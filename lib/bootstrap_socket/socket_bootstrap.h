@@ -24,11 +24,11 @@ class SocketBootstrap final : public Bootstrap {
   alloyResult_t exchangeEndpoints(const void* mine, size_t bytes, std::vector<uint8_t>* all,
                                   BootstrapPath* used) override;
   alloyResult_t minimum(int mine, int* lowest) override;
-  alloyResult_t barrier(const std::function<void()>& progress) override;
+  alloyResult_t barrier(const std::function<void()>& progress, long long timeoutMs) override;
 
  private:
   SocketBootstrap(int rank, int nranks, long long timeoutMs) : rank_(rank), nranks_(nranks), timeoutMs_(timeoutMs) {}
-  alloyResult_t ringAllgather(const void* mine, size_t bytes, std::vector<uint8_t>* all,
+  alloyResult_t ringAllgather(const void* mine, size_t bytes, std::vector<uint8_t>* all, Deadline deadline,
                               const std::function<void()>& progress);
 
   int rank_;

@@ -35,8 +35,10 @@ class Bootstrap {
   // Collective: the lowest of every rank's value, so that all ranks learn together whether one failed.
   virtual alloyResult_t minimum(int mine, int* lowest) = 0;
   // Collective: returns once every rank has entered, calling progress (when set) while it waits, so that
-  // a transport whose peers need this rank's help to finish keeps moving.
-  virtual alloyResult_t barrier(const std::function<void()>& progress) = 0;
+  // a transport whose peers need this rank's help to finish keeps moving. alloyTimeout when the others
+  // have not all entered within timeoutMs (a rank that aborted its communicator never will); the
+  // bootstrap then serves nothing more.
+  virtual alloyResult_t barrier(const std::function<void()>& progress, long long timeoutMs) = 0;
 };
 
 // Collective: every rank's value of a plain type, by rank.

@@ -37,10 +37,12 @@ alloyResult_t checkComm(alloyComm_t comm, const char* name) {
 // progresses.
 alloyResult_t progressingBarrier(alloyComm_t comm) {
   RemoteChannel* channel = comm->net.get();
-  return comm->bootstrap->barrier([channel] {
-    channel->progress();
-    channel->progressInbound();
-  });
+  return comm->bootstrap->barrier(
+      [channel] {
+        channel->progress();
+        channel->progressInbound();
+      },
+      comm->timeoutMs);
 }
 }  // namespace
 
@@ -130,7 +132,7 @@ alloyResult_t commFinalize(alloyComm_t comm) {
     if (drained != alloySuccess && result == alloySuccess) result = drained;
     barrier = progressingBarrier(comm);
   } else {
-    barrier = comm->bootstrap->barrier(nullptr);
+    barrier = comm->bootstrap->barrier(nullptr, comm->timeoutMs);
   }
   if (barrier != alloySuccess && result == alloySuccess) result = barrier;
   return result;

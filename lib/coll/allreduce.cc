@@ -3,7 +3,8 @@
 // once) then all-gather of the reduced parts: in one launch of the direct engine (two-shot) while its
 // staging holds them, else as a launch of each over the rings. Either way every rank ends with the same
 // bits: one-shot ranks all compute the same reduction in the same order, and in reduce-scatter +
-// all-gather each part is computed by one rank only. Between hosts: across_hosts.h.
+// all-gather each part is computed by one rank only. Between hosts: across_hosts.h. A PreMulSum scales
+// this rank's input into recvbuff first (scaled_input.h) and runs in place from there.
 #include "across_hosts.h"
 #include "algorithm.h"
 #include "arguments.h"
@@ -13,6 +14,8 @@
 #include "error.h"
 #include "p2p_plan.h"
 #include "reduce_plan.h"
+#include "reductions.h"
+#include "scaled_input.h"
 
 namespace {
 
@@ -41,9 +44,10 @@ alloyResult_t reduceScatterAllGather(const char* send, char* recv, size_t count,
 
 }  // namespace
 
-extern "C" ALLOY_API alloyResult_t alloyAllReduce(const void* sendbuff, void* recvbuff, size_t count,
-                                                  alloyDataType_t datatype, alloyRedOp_t op, alloyComm_t comm,
-                                                  cudaStream_t stream) {
+namespace alloy {
+
+alloyResult_t allReduce(const void* sendbuff, void* recvbuff, size_t count, alloyDataType_t datatype, alloyRedOp_t op,
+                        const PreMulScalar* scalar, alloyComm_t comm, cudaStream_t stream) {
   const char* fn = "alloyAllReduce";
   ALLOY_TRY(checkGpuCollective(comm, fn));
   ALLOY_TRY(checkDataType(datatype, fn));
@@ -56,6 +60,9 @@ extern "C" ALLOY_API alloyResult_t alloyAllReduce(const void* sendbuff, void* re
   ALLOY_TRY(checkElementAligned(recvbuff, dataTypeSize(datatype), fn, "recvbuff"));
   ALLOY_TRY(checkInPlaceOrDisjoint(sendbuff, bytes, recvbuff, bytes, recvbuff, fn));
   if (bytes == 0) return alloySuccess;
+  ScaledInput input(stream);
+  ALLOY_TRY(input.prepare(scalar, comm, datatype, sendbuff, count, recvbuff, fn));
+  sendbuff = input.get();
   if (comm->topology.spansHosts()) return allReduceAcrossHosts(sendbuff, recvbuff, count, datatype, op, comm, stream, fn);
   DirectPlan direct(comm, datatype, op, kOpAllReduce);
   const bool oneShot = bytes <= allreduceOneShotMaxBytes(comm->nranks);
@@ -68,4 +75,12 @@ extern "C" ALLOY_API alloyResult_t alloyAllReduce(const void* sendbuff, void* re
   ReducePlan plan(comm, datatype, op, kOpAllReduce);
   plan.addReduce(sendbuff, recvbuff, bytes, true);
   return plan.launch(stream, fn);
+}
+
+}  // namespace alloy
+
+extern "C" ALLOY_API alloyResult_t alloyAllReduce(const void* sendbuff, void* recvbuff, size_t count,
+                                                  alloyDataType_t datatype, alloyRedOp_t op, alloyComm_t comm,
+                                                  cudaStream_t stream) {
+  return alloy::allReduce(sendbuff, recvbuff, count, datatype, op, nullptr, comm, stream);
 }

@@ -1,7 +1,8 @@
 // alloyReduce: every rank but the root sends its buffer to the root, which reduces all of them in rank
 // order as they arrive (one launch); from ALLOY_REDUCE_SCATTER_MIN_BYTES at 3 ranks or more,
 // reduce-scatter then a gather of the reduced parts at the root (two launches). recvbuff matters on the
-// root only, as in NCCL. Between hosts: across_hosts.h.
+// root only, as in NCCL. Between hosts: across_hosts.h. A PreMulSum scales this rank's input first
+// (scaled_input.h): on the root into recvbuff, which it then reduces in place; elsewhere into scratch.
 #include "across_hosts.h"
 #include "algorithm.h"
 #include "arguments.h"
@@ -11,6 +12,8 @@
 #include "error.h"
 #include "p2p_plan.h"
 #include "reduce_plan.h"
+#include "reductions.h"
+#include "scaled_input.h"
 #include "stream_scratch.h"
 
 using namespace alloy;
@@ -52,9 +55,10 @@ alloyResult_t reduceByParts(const char* send, char* recv, size_t count, alloyDat
 
 }  // namespace
 
-extern "C" ALLOY_API alloyResult_t alloyReduce(const void* sendbuff, void* recvbuff, size_t count,
-                                               alloyDataType_t datatype, alloyRedOp_t op, int root,
-                                               alloyComm_t comm, cudaStream_t stream) {
+namespace alloy {
+
+alloyResult_t reduce(const void* sendbuff, void* recvbuff, size_t count, alloyDataType_t datatype, alloyRedOp_t op,
+                     const PreMulScalar* scalar, int root, alloyComm_t comm, cudaStream_t stream) {
   const char* fn = "alloyReduce";
   ALLOY_TRY(checkGpuCollective(comm, fn));
   ALLOY_TRY(checkDataType(datatype, fn));
@@ -71,6 +75,9 @@ extern "C" ALLOY_API alloyResult_t alloyReduce(const void* sendbuff, void* recvb
     ALLOY_TRY(checkInPlaceOrDisjoint(sendbuff, bytes, recvbuff, bytes, recvbuff, fn));
   }
   if (bytes == 0) return alloySuccess;
+  ScaledInput input(stream);
+  ALLOY_TRY(input.prepare(scalar, comm, datatype, sendbuff, count, isRoot ? recvbuff : nullptr, fn));
+  sendbuff = input.get();
   if (comm->topology.spansHosts())
     return reduceAcrossHosts(sendbuff, recvbuff, count, datatype, op, root, comm, stream, fn);
   if (byPartsApplies(comm, bytes))
@@ -80,4 +87,12 @@ extern "C" ALLOY_API alloyResult_t alloyReduce(const void* sendbuff, void* recvb
   if (isRoot) plan.addReduce(sendbuff, recvbuff, bytes, false);
   else plan.addSend(root, sendbuff, bytes);
   return plan.launch(stream, fn);
+}
+
+}  // namespace alloy
+
+extern "C" ALLOY_API alloyResult_t alloyReduce(const void* sendbuff, void* recvbuff, size_t count,
+                                               alloyDataType_t datatype, alloyRedOp_t op, int root,
+                                               alloyComm_t comm, cudaStream_t stream) {
+  return alloy::reduce(sendbuff, recvbuff, count, datatype, op, nullptr, root, comm, stream);
 }

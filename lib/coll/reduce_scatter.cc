@@ -1,6 +1,7 @@
 // alloyReduceScatter: rank r sends part p of its buffer to rank p and reduces part r of every rank's
 // buffer, in rank order (one launch): through the direct engine's staging while it holds the parts,
-// else over the rings as the parts arrive. Between hosts: across_hosts.h.
+// else over the rings as the parts arrive. Between hosts: across_hosts.h. A PreMulSum scales this rank's
+// whole input into scratch first (scaled_input.h): recvbuff holds only one part of it.
 #include "across_hosts.h"
 #include "arguments.h"
 #include "comm.h"
@@ -8,12 +9,15 @@
 #include "direct_plan.h"
 #include "error.h"
 #include "reduce_plan.h"
+#include "reductions.h"
+#include "scaled_input.h"
 
 using namespace alloy;
 
-extern "C" ALLOY_API alloyResult_t alloyReduceScatter(const void* sendbuff, void* recvbuff, size_t recvcount,
-                                                      alloyDataType_t datatype, alloyRedOp_t op,
-                                                      alloyComm_t comm, cudaStream_t stream) {
+namespace alloy {
+
+alloyResult_t reduceScatter(const void* sendbuff, void* recvbuff, size_t recvcount, alloyDataType_t datatype,
+                            alloyRedOp_t op, const PreMulScalar* scalar, alloyComm_t comm, cudaStream_t stream) {
   const char* fn = "alloyReduceScatter";
   ALLOY_TRY(checkGpuCollective(comm, fn));
   ALLOY_TRY(checkDataType(datatype, fn));
@@ -30,6 +34,10 @@ extern "C" ALLOY_API alloyResult_t alloyReduceScatter(const void* sendbuff, void
   ALLOY_TRY(checkInPlaceOrDisjoint(send, sendBytes, recvbuff, partBytes,
                                    static_cast<const char*>(recvbuff) - comm->rank * partBytes, fn));
   if (partBytes == 0) return alloySuccess;
+  ScaledInput input(stream);
+  ALLOY_TRY(input.prepare(scalar, comm, datatype, sendbuff, recvcount * comm->nranks, nullptr, fn));
+  sendbuff = input.get();
+  send = static_cast<const char*>(sendbuff);
   if (comm->topology.spansHosts())
     return reduceScatterAcrossHosts(sendbuff, recvbuff, recvcount, datatype, op, comm, stream, fn);
   DirectPlan direct(comm, datatype, op, kOpReduceScatter);
@@ -39,4 +47,12 @@ extern "C" ALLOY_API alloyResult_t alloyReduceScatter(const void* sendbuff, void
     if (peer != comm->rank) plan.addSend(peer, send + peer * partBytes, partBytes);
   plan.addReduce(send + comm->rank * partBytes, recvbuff, partBytes, false);
   return plan.launch(stream, fn);
+}
+
+}  // namespace alloy
+
+extern "C" ALLOY_API alloyResult_t alloyReduceScatter(const void* sendbuff, void* recvbuff, size_t recvcount,
+                                                      alloyDataType_t datatype, alloyRedOp_t op,
+                                                      alloyComm_t comm, cudaStream_t stream) {
+  return alloy::reduceScatter(sendbuff, recvbuff, recvcount, datatype, op, nullptr, comm, stream);
 }

@@ -1,13 +1,10 @@
 #include "slot_reduce_kernel.h"
 
+#include "grid_stride.cuh"
 #include "reduce_ops.cuh"
-#include "type_dispatch.cuh"
 
 namespace alloy {
 namespace {
-
-constexpr int kThreads = 256;
-constexpr int kMaxBlocks = 1024;  // grid-stride beyond: enough blocks to fill an H100 several times
 
 template <typename T, int Op>
 __device__ void reduceSlots(const SlotReduce& a) {
@@ -27,7 +24,7 @@ __device__ void reduceSlots(const SlotReduce& a) {
 
 // One instantiation per datatype; the operator is a switch outside the loop.
 template <typename T>
-__global__ void __launch_bounds__(kThreads) slotReduceKernel(const SlotReduce a) {
+__global__ void __launch_bounds__(kGridStrideThreads) slotReduceKernel(const SlotReduce a) {
   switch (a.op) {
     case alloySum: reduceSlots<T, alloySum>(a); break;
     case alloyProd: reduceSlots<T, alloyProd>(a); break;
@@ -40,13 +37,7 @@ __global__ void __launch_bounds__(kThreads) slotReduceKernel(const SlotReduce a)
 }  // namespace
 
 cudaError_t launchSlotReduce(const SlotReduce& reduce, alloyDataType_t type, cudaStream_t stream) {
-  if (reduce.count == 0) return cudaSuccess;
-  const size_t wanted = (reduce.count + kThreads - 1) / kThreads;
-  const unsigned blocks = static_cast<unsigned>(wanted < kMaxBlocks ? wanted : kMaxBlocks);
-  return withType(type, [&](auto tag) {
-    slotReduceKernel<decltype(tag)><<<blocks, kThreads, 0, stream>>>(reduce);
-    return cudaGetLastError();
-  });
+  return launchGridStride(type, reduce.count, [](auto tag) { return slotReduceKernel<decltype(tag)>; }, reduce, stream);
 }
 
 }  // namespace alloy

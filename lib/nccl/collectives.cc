@@ -1,10 +1,13 @@
 // The collectives, send/recv, and VCCL's ncclAlltoAllv, passed to Alloy's: the datatypes and built-in operators
 // are numbered alike, so values pass through; Alloy checks everything else and its message names the
-// argument. Gather and scatter, which Alloy has no collective for, are groups of sends and receives.
+// argument. The operators of ncclRedOpCreatePreMulSum go to Alloy's reductions as a sum and this rank's
+// scalar (reductions.h). Gather and scatter, which Alloy has no collective for, are groups of sends and
+// receives.
 #include "alloy_nccl.h"
 #include "datatype.h"
 #include "error.h"
 #include "nccl_comm.h"
+#include "reductions.h"
 
 static_assert(ncclInt8 == static_cast<int>(alloyInt8) && ncclUint8 == static_cast<int>(alloyUint8) &&
                   ncclInt32 == static_cast<int>(alloyInt32) && ncclUint32 == static_cast<int>(alloyUint32) &&
@@ -25,8 +28,7 @@ namespace {
 
 alloyDataType_t type(ncclDataType_t datatype) { return static_cast<alloyDataType_t>(datatype); }
 
-// The communicator, and for reductions the operator: an operator beyond the built-in ones would be one that
-// ncclRedOpCreatePreMulSum made, which Alloy refuses to make.
+// Where every call begins: a fresh last error, and the communicator.
 alloyResult_t check(const ncclComm* comm, const char* function) {
   alloy::clearLastError();
   return checkComm(comm, function);
@@ -64,12 +66,12 @@ alloyResult_t inPlaceAlltoAll(void* buffer, size_t count, alloyDataType_t dataty
   return alloySuccess;
 }
 
-alloyResult_t checkReduction(const ncclComm* comm, ncclRedOp_t op, const char* function) {
+// The communicator, and the operator as Alloy's reductions take it: a built-in one passes through; one of
+// ncclRedOpCreatePreMulSum, checked against the call's datatype, is a sum of scaled inputs.
+alloyResult_t checkReduction(const ncclComm* comm, ncclRedOp_t op, ncclDataType_t datatype, const char* function,
+                             ResolvedOp* reduction) {
   ALLOY_TRY(check(comm, function));
-  if (static_cast<int>(op) < 0 || op >= ncclNumOps)
-    return alloy::fail(alloyInvalidArgument, "%s: op is %d; expected a built-in operator (ncclSum .. ncclAvg): Alloy "
-                       "makes no ncclRedOpCreatePreMulSum operators", function, static_cast<int>(op));
-  return alloySuccess;
+  return comm->redOps.resolve(op, datatype, function, reduction);
 }
 
 // Gather (toRoot) or scatter: one block of count elements between root and every rank, as one group.
@@ -106,23 +108,24 @@ extern "C" {
 
 ncclResult_t ncclAllReduce(const void* sendbuff, void* recvbuff, size_t count, ncclDataType_t datatype, ncclRedOp_t op,
                            ncclComm_t comm, cudaStream_t stream) {
-  ALLOY_NCCL_TRY(checkReduction(comm, op, "ncclAllReduce"));
-  return toNccl(alloyAllReduce(sendbuff, recvbuff, count, type(datatype), static_cast<alloyRedOp_t>(op), comm->alloy,
-                               stream));
+  ResolvedOp r{};
+  ALLOY_NCCL_TRY(checkReduction(comm, op, datatype, "ncclAllReduce", &r));
+  return toNccl(alloy::allReduce(sendbuff, recvbuff, count, type(datatype), r.op, r.scalar, comm->alloy, stream));
 }
 
 ncclResult_t ncclReduce(const void* sendbuff, void* recvbuff, size_t count, ncclDataType_t datatype, ncclRedOp_t op,
                         int root, ncclComm_t comm, cudaStream_t stream) {
-  ALLOY_NCCL_TRY(checkReduction(comm, op, "ncclReduce"));
-  return toNccl(alloyReduce(sendbuff, recvbuff, count, type(datatype), static_cast<alloyRedOp_t>(op), root, comm->alloy,
-                            stream));
+  ResolvedOp r{};
+  ALLOY_NCCL_TRY(checkReduction(comm, op, datatype, "ncclReduce", &r));
+  return toNccl(alloy::reduce(sendbuff, recvbuff, count, type(datatype), r.op, r.scalar, root, comm->alloy, stream));
 }
 
 ncclResult_t ncclReduceScatter(const void* sendbuff, void* recvbuff, size_t recvcount, ncclDataType_t datatype,
                                ncclRedOp_t op, ncclComm_t comm, cudaStream_t stream) {
-  ALLOY_NCCL_TRY(checkReduction(comm, op, "ncclReduceScatter"));
-  return toNccl(alloyReduceScatter(sendbuff, recvbuff, recvcount, type(datatype), static_cast<alloyRedOp_t>(op),
-                                   comm->alloy, stream));
+  ResolvedOp r{};
+  ALLOY_NCCL_TRY(checkReduction(comm, op, datatype, "ncclReduceScatter", &r));
+  return toNccl(alloy::reduceScatter(sendbuff, recvbuff, recvcount, type(datatype), r.op, r.scalar, comm->alloy,
+                                     stream));
 }
 
 ncclResult_t ncclBroadcast(const void* sendbuff, void* recvbuff, size_t count, ncclDataType_t datatype, int root,

@@ -1,6 +1,6 @@
-// Memory and operator calls: ncclMemAlloc/Free (cudaMalloc), ncclCommRegister/Deregister (accepted: Alloy stages
-// through its workspace, so a registration changes nothing but must still be released), the window calls and
-// PreMulSum operators (refused: Alloy has neither symmetric windows nor a PreMulSum reduction).
+// Memory calls: ncclMemAlloc/Free (cudaMalloc), ncclCommRegister/Deregister (accepted: Alloy stages through its
+// workspace, so a registration changes nothing but must still be released), the window calls (refused: Alloy
+// has no symmetric windows).
 #include <algorithm>
 
 #include "error.h"
@@ -65,20 +65,6 @@ ncclResult_t ncclCommWindowRegister(ncclComm_t, void*, size_t, ncclWindow_t*, in
 
 ncclResult_t ncclCommWindowDeregister(ncclComm_t, ncclWindow_t) {
   return refuse("ncclCommWindowDeregister", "Alloy has no symmetric-memory windows, so none was registered");
-}
-
-ncclResult_t ncclRedOpCreatePreMulSum(ncclRedOp_t*, void*, ncclDataType_t, ncclScalarResidence_t, ncclComm_t) {
-  return refuse("ncclRedOpCreatePreMulSum",
-                "Alloy has no PreMulSum reduction (scale the input, then use ncclSum; ncclAvg is served)");
-}
-
-// No operator can have come from ncclRedOpCreatePreMulSum, so every value is refused, the built-in ones as NCCL
-// refuses them.
-ncclResult_t ncclRedOpDestroy(ncclRedOp_t op, ncclComm_t comm) {
-  alloy::clearLastError();
-  ALLOY_NCCL_TRY(checkComm(comm, "ncclRedOpDestroy"));
-  return toNccl(alloy::fail(alloyInvalidArgument, "ncclRedOpDestroy: op %d was not made by ncclRedOpCreatePreMulSum "
-                            "(Alloy makes no operators; the built-in ones cannot be destroyed)", static_cast<int>(op)));
 }
 
 }  // extern "C"

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "alloy.h"
+#include "red_op_table.h"
 
 // A registration of ncclCommRegister: only its record (Alloy stages through its workspace and keeps no
 // per-buffer state), so that ncclCommDeregister can tell a handle of this communicator from anything else.
@@ -21,6 +22,7 @@ struct ncclComm {
   bool blocking = true;    // config->blocking; creation completes before returning either way
   bool finalized = false;  // ncclCommFinalize done: destroy is then local
   std::vector<std::unique_ptr<ncclRegistration>> registrations;
+  alloy::nccl::RedOpTable redOps;  // ncclRedOpCreatePreMulSum's operators
 };
 
 // Returns the NCCL code of a failed Alloy step; its message is already recorded.

@@ -12,16 +12,9 @@
 
 #include "alloy_nccl.h"
 #include "check.h"
+#include "mpi_id.h"
 
 static int rank, nranks;
-
-static ncclUniqueId sharedId(void) {
-  ncclUniqueId id;
-  memset(&id, 0, sizeof(id));
-  if (rank == 0) CHECK_RESULT(ncclSuccess, NULL, ncclGetUniqueId(&id));
-  MPI_Bcast(&id, sizeof(id), MPI_BYTE, 0, MPI_COMM_WORLD);
-  return id;
-}
 
 /* The library is Alloy's, the one this build made: its identity, its file, its version, its pnccl twins. */
 static void checkIdentity(void) {
@@ -232,9 +225,6 @@ static void checkRefusalsAndArguments(ncclComm_t comm, ncclUniqueId id) {
   CHECK_RESULT(ncclInvalidUsage, "one rank per process", ncclCommInitAll(&out, 2, NULL));
   const int missingDevice[1] = {64};
   CHECK_RESULT(ncclInvalidArgument, "devlist[0] is 64", ncclCommInitAll(&out, 1, missingDevice));
-  CHECK_RESULT(ncclInvalidUsage, "PreMulSum", ncclRedOpCreatePreMulSum((ncclRedOp_t*)&value, &value, ncclInt32,
-                                                                      ncclScalarHostImmediate, comm));
-  CHECK_RESULT(ncclInvalidArgument, "op 0", ncclRedOpDestroy(ncclSum, comm));
   CHECK_RESULT(ncclInvalidUsage, "symmetric", ncclCommWindowRegister(comm, &value, 4, NULL, 0));
   CHECK_RESULT(ncclInvalidUsage, "ncclCommShrink", ncclCommShrink(comm, NULL, 0, &out, NULL, 0));
   CHECK_RESULT(ncclInvalidArgument, "nId is 0", ncclCommInitRankScalable(&out, 1, 0, 0, &id, NULL));
@@ -307,7 +297,7 @@ int main(int argc, char** argv) {
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &nranks);
   checkIdentity();
-  ncclUniqueId id = sharedId();
+  ncclUniqueId id = mpiSharedId(rank);
   ncclComm_t world = NULL;
   CHECK_RESULT(ncclSuccess, NULL, ncclCommInitRank(&world, nranks, id, rank));
   if (world != NULL) {
@@ -320,7 +310,7 @@ int main(int argc, char** argv) {
   }
   checkProcessLocalCreations();
   /* The same job again, ended by abort (local) instead of destroy. */
-  id = sharedId();
+  id = mpiSharedId(rank);
   CHECK_RESULT(ncclSuccess, NULL, ncclCommInitRank(&world, nranks, id, rank));
   CHECK_RESULT(ncclSuccess, NULL, ncclCommAbort(world));
 

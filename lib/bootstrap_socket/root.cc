@@ -46,9 +46,14 @@ class Root {
       : listener_(std::move(listener)), address_(address), secret_(secret), timeoutMs_(timeoutMs) {}
 
   // Until every rank has its table, the ranks fail, or stop() is called; then the listener closes, so that
-  // a rank that comes later hears at once that nobody serves the id.
+  // a rank that comes later hears at once that nobody serves the id. Where the ranks were failed, the
+  // listener first answers late ranks with the same verdict for one more timeout.
   void serve() {
-    if (gather()) sendTables();
+    if (gather()) {
+      sendTables();
+    } else if (failed_) {
+      tellLateRanks();
+    }
     listener_ = Socket();
   }
 
@@ -79,6 +84,24 @@ class Root {
     return true;
   }
 
+  // A rank that comes after the job failed (its launch was slow, or it is the one the others timed out
+  // waiting for) hears why at once instead of waiting out its own timeout connecting to a root that is
+  // gone. Strangers are turned away as before; nothing here moves the deadline.
+  void tellLateRanks() {
+    HelloGate gate(listener_, sizeof(RootHello), "bootstrap root " + address_.describe());
+    const Deadline deadline = deadlineAfterMs(timeoutMs_);
+    HelloGate::Arrival arrival;
+    while (gate.next(deadline, [this] { return stopping_.load(); }, &arrival) == alloySuccess) {
+      RootHello hello;
+      std::memcpy(&hello, arrival.hello.data(), sizeof(hello));
+      if (!presents(hello.header, secret_)) {
+        turnAway(arrival.socket, arrival.from, &gate);
+        continue;
+      }
+      sendAll(arrival.socket, &verdict_, sizeof(verdict_), deadlineAfterMs(kReplyWaitMs), "failure");
+    }
+  }
+
   void sendTables() {
     const RootReply ok = replyOf(alloySuccess, "");
     for (int r = 0; r < nranks_; ++r) {
@@ -107,12 +130,7 @@ class Root {
   // Takes one connection's complete hello; true when it registered a new rank.
   bool admit(Socket connection, const SocketAddress& from, const RootHello& hello, HelloGate* gate) {
     if (!presents(hello.header, secret_)) {
-      gate->turnedAway(from, "it did not present this unique id's secret");
-      const RootReply refusal = replyOf(
-          alloyInvalidArgument, "commId: the root at " + address_.describe() +
-                                    " refused this unique id: its secret does not match the root's (an id copied "
-                                    "wrongly, or one of another job)");
-      sendAll(connection, &refusal, sizeof(refusal), deadlineAfterMs(kReplyWaitMs), "refusal");
+      turnAway(connection, from, gate);
       return false;
     }
     std::string problem;
@@ -149,6 +167,16 @@ class Root {
     return true;
   }
 
+  // A connection without the id's secret: logged (HelloGate bounds the lines) and told why.
+  void turnAway(const Socket& connection, const SocketAddress& from, HelloGate* gate) {
+    gate->turnedAway(from, "it did not present this unique id's secret");
+    const RootReply refusal = replyOf(
+        alloyInvalidArgument, "commId: the root at " + address_.describe() +
+                                  " refused this unique id: its secret does not match the root's (an id copied "
+                                  "wrongly, or one of another job)");
+    sendAll(connection, &refusal, sizeof(refusal), deadlineAfterMs(kReplyWaitMs), "refusal");
+  }
+
   void failAll(alloyResult_t status, const std::string& problem) {
     failed_ = true;
     std::string message;
@@ -161,9 +189,9 @@ class Root {
       message = "bootstrap root " + address_.describe() + ": the ranks disagree: " + problem +
                 "; every rank must pass the same nranks and a distinct rank in [0, nranks)";
     logWarn("%s", message.c_str());
-    const RootReply reply = replyOf(status, message);
+    verdict_ = replyOf(status, message);
     for (Socket& rank : ranks_)
-      if (rank.valid()) sendAll(rank, &reply, sizeof(reply), deadlineAfterMs(kReplyWaitMs), "failure");
+      if (rank.valid()) sendAll(rank, &verdict_, sizeof(verdict_), deadlineAfterMs(kReplyWaitMs), "failure");
   }
 
   Socket listener_;
@@ -173,6 +201,7 @@ class Root {
   int nranks_ = -1;
   int arrived_ = 0;
   bool failed_ = false;
+  RootReply verdict_{};  // what failAll told the ranks, for those that come later
   std::atomic<bool> stopping_{false};
   std::atomic<bool> finished_{false};
   std::vector<Socket> ranks_;

@@ -134,4 +134,21 @@ TEST(SocketRootAttack, AHugeDeclaredJobIsRefused) {
   EXPECT_NE(huge.message.find("gave nranks 1048577"), std::string::npos) << huge.message;
 }
 
+// A rank that comes after the root failed the job (here the one the others timed out waiting for) hears
+// the same verdict at once, instead of waiting out its own timeout connecting to a root that is gone; a
+// stranger meanwhile is still turned away.
+TEST(SocketRootAttack, ALateRankHearsWhyTheJobFailed) {
+  Timeout timeout("1500");
+  uint8_t id[kUniqueIdBytes];
+  ASSERT_EQ(alloy::startRoot(id), alloySuccess) << alloy::lastError();
+  const Joined early = join(id, 2, 0);
+  EXPECT_EQ(early.result, alloyTimeout) << early.message;
+  alloy::Socket lingering = stranger(rootOf(id), 0);  // says nothing: holds up nobody
+  const auto start = Clock::now();
+  const Joined late = join(id, 2, 1);
+  EXPECT_LT(secondsSince(start), 1.0);  // the timeout is 1.5 s
+  EXPECT_EQ(late.result, alloyTimeout) << late.message;
+  EXPECT_NE(late.message.find("only 1 of 2 ranks"), std::string::npos) << late.message;
+}
+
 }  // namespace

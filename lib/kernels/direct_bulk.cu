@@ -14,8 +14,7 @@ __device__ void storeToPeers(const DirectLaunch& a, int generation, const char* 
   const int me = a.comm.rank, n = a.comm.nranks;
   char* dsts[kMaxLocalRanks];
   int count = 0;
-  for (int p = 0; p < n; ++p)
-    if (p != me) dsts[count++] = slotOf(a, p, generation, kInputs, me) + first;
+  for (int j = 0; j < n - 1; ++j) dsts[count++] = slotOf(a, peerInTurn(a.comm, j), generation, kInputs, me) + first;
   if ((reinterpret_cast<uintptr_t>(src) & 15) == 0) {
     blockFanOut(dsts, count, src, bytes);
     return;
@@ -47,8 +46,8 @@ __device__ bool byPartsBulk(const DirectLaunch& a, int generation, uint64_t epoc
   const DeviceComm& c = a.comm;
   const int me = c.rank, n = c.nranks;
   const bool twoShot = a.algorithm == kDirectTwoShot;
-  for (int p = 0; p < n; ++p) {
-    if (p == me) continue;
+  for (int j = 0; j < n - 1; ++j) {
+    const int p = peerInTurn(c, j);
     const Share s = shareOf(a.partBytes[p], blockIdx.x, 16);
     blockCopy(slotOf(a, p, generation, kInputs, me) + s.first, a.src + a.partFirst[p] + s.first, s.bytes);
   }

@@ -33,6 +33,18 @@ __device__ inline Share shareOf(size_t bytes, int b, size_t unit) {
   return Share{first, last - first};
 }
 
+// The j-th peer (j = 0 .. nranks - 2) this block stores to, and the j-th it reads from: every rank takes
+// its peers in turn from a start that moves with the block, so that at each moment a rank's blocks write
+// to all of its peers alike and every rank receives from all of its peers alike. In rank order, every rank
+// would write to rank 0 first, queueing on rank 0's links while the others' stood idle. sourceInTurn(c, j)
+// is the peer whose peerInTurn(c, j) is this rank, for the same block.
+__device__ inline int peerInTurn(const DeviceComm& c, int j) {
+  return (c.rank + 1 + (blockIdx.x + j) % (c.nranks - 1)) % c.nranks;
+}
+__device__ inline int sourceInTurn(const DeviceComm& c, int j) {
+  return (c.rank + c.nranks - 1 - (blockIdx.x + j) % (c.nranks - 1)) % c.nranks;
+}
+
 // Where source rank src's slot starts in a bulk area of a generation in rank's workspace.
 __device__ inline char* slotOf(const DirectLaunch& a, int rank, int generation, int area, int src) {
   return a.comm.workspace[rank] + directAreaOffset(a.comm, false, generation, area) + src * a.slotStride;

@@ -16,8 +16,8 @@ namespace direct {
 template <typename P>
 __device__ void sendLinesToPeers(const DirectLaunch& a, int generation, const char* src, size_t first, size_t bytes,
                                  uint64_t step) {
-  for (int p = 0; p < a.comm.nranks; ++p)
-    if (p != a.comm.rank) P::send(linesOf<P>(a, p, generation, kInputs, a.comm.rank, first), src, bytes, step);
+  for (int j = 0; j < a.comm.nranks - 1; ++j)
+    P::send(linesOf<P>(a, peerInTurn(a.comm, j), generation, kInputs, a.comm.rank, first), src, bytes, step);
 }
 
 template <typename P, typename T, int Op>
@@ -43,8 +43,8 @@ __device__ bool byPartsLines(const DirectLaunch& a, int generation, uint64_t epo
   const int me = c.rank, n = c.nranks;
   const bool twoShot = a.algorithm == kDirectTwoShot;
   const uint64_t sent = 2 * epoch, reduced = 2 * epoch + 1;
-  for (int p = 0; p < n; ++p) {
-    if (p == me) continue;
+  for (int j = 0; j < n - 1; ++j) {
+    const int p = peerInTurn(c, j);
     const Share s = shareOf(a.partBytes[p], blockIdx.x, P::kUnit);
     P::send(linesOf<P>(a, p, generation, kInputs, me, s.first), a.src + a.partFirst[p] + s.first, s.bytes, sent);
   }
@@ -61,8 +61,8 @@ __device__ bool byPartsLines(const DirectLaunch& a, int generation, uint64_t epo
                                  reduced))
     return false;
   if (!twoShot) return true;
-  for (int q = 0; q < n; ++q) {
-    if (q == me) continue;
+  for (int j = 0; j < n - 1; ++j) {
+    const int q = sourceInTurn(c, j);
     const Share r = shareOf(a.partBytes[q], blockIdx.x, P::kUnit);
     if (!P::recv(c, q, linesOf<P>(a, me, generation, kResults, q, r.first), a.dst + a.partFirst[q] + r.first, r.bytes,
                  reduced))
@@ -84,9 +84,10 @@ __device__ bool allGatherLines(const DirectLaunch& a, int generation, uint64_t e
   char* own = a.dst + me * block + s.first;
   sendLinesToPeers<P>(a, generation, src, s.first, s.bytes, 2 * epoch);
   if (own != src) blockCopy(own, src, s.bytes);
-  for (int q = 0; q < n; ++q) {
-    if (q != me && !P::recv(c, q, linesOf<P>(a, me, generation, kInputs, q, s.first), a.dst + q * block + s.first,
-                            s.bytes, 2 * epoch))
+  for (int j = 0; j < n - 1; ++j) {
+    const int q = sourceInTurn(c, j);
+    if (!P::recv(c, q, linesOf<P>(a, me, generation, kInputs, q, s.first), a.dst + q * block + s.first, s.bytes,
+                 2 * epoch))
       return false;
   }
   return true;

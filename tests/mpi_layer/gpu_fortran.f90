@@ -98,9 +98,11 @@ program gpu_fortran
 
   do round = 1, 3
     call start_round(round)
-    expect_diverted = .true.
+    ! Device arrays go to the GPU engine where some rank moves data: with every count zero, no rank has
+    ! GPU memory to show and all pass the call to the MPI library.
     k = new_case()
     call sum_case(k, 300, mine, want)
+    expect_diverted = size(mine) > 0
     dsend => device_array(mine)
     drecv => device_array([(poison, i = 1, size(want))])
     call MPI_Allreduce(dsend, drecv, size(mine), MPI_INTEGER, MPI_SUM, MPI_COMM_WORLD, rc)
@@ -123,6 +125,7 @@ program gpu_fortran
     call check('MPI_Bcast on device arrays', rc, fetched(drecv), want, c_bcast)
 
     call pair_counts(k, 40, sc, rcounts)
+    expect_diverted = any_pair_moves(k, 40)
     call displacements(sc, 0, sd, stotal)
     call displacements(rcounts, 1, rd, rtotal)
     call exchanged(k, sc, sd, stotal, .true., sendv)

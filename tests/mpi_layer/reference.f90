@@ -184,6 +184,18 @@ contains
     end do
   end subroutine pair_counts
 
+  ! Whether any pair of ranks exchanges an element in alltoallv case k (pair_counts' layout on every rank).
+  logical function any_pair_moves(k, most)
+    integer, intent(in) :: k, most
+    integer :: from, to
+    any_pair_moves = .false.
+    do from = 0, nranks - 1
+      do to = 0, nranks - 1
+        if (shared_count(k, 100 + from * nranks + to, most) > 0) any_pair_moves = .true.
+      end do
+    end do
+  end function any_pair_moves
+
   ! The blocks of alltoallv case k in a layout of the counts at displs: the block between this rank and
   ! rank r holds elements 1000*(receiver).. of the sender's stream; for_sending: this rank's send blocks,
   ! else what it receives; poison around them.

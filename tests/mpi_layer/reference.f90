@@ -105,17 +105,17 @@ contains
     if (rank == 0) print '(a,i0)', 'seed ', seed
   end subroutine draw_seed
 
-  ! Rank 0 prints an "expect <function>: P passed, D diverted" line per function called (compared with
-  ! the layer's report by run_layer.sh), then "<name>: PASSED" or FAILED.
+  ! Every rank prints an "expect rank R: <function>: P passed, D diverted" line per function it called
+  ! (compared with the layer's report by run_layer.sh), then rank 0 "<name>: PASSED" or FAILED.
   subroutine print_expectations(name, all_failures)
     character(len=*), intent(in) :: name
     integer, intent(in) :: all_failures
     integer :: c
-    if (rank /= 0) return
     do c = 1, n_calls
-      if (passed_calls(c) + diverted_calls(c) > 0) print '(a,a,a,i0,a,i0,a)', 'expect ', trim(call_names(c)), &
-          ': ', passed_calls(c), ' passed, ', diverted_calls(c), ' diverted'
+      if (passed_calls(c) + diverted_calls(c) > 0) print '(a,i0,a,a,a,i0,a,i0,a)', 'expect rank ', rank, ': ', &
+          trim(call_names(c)), ': ', passed_calls(c), ' passed, ', diverted_calls(c), ' diverted'
     end do
+    if (rank /= 0) return
     if (all_failures == 0) then
       print '(a,a)', name, ': PASSED'
     else

@@ -19,6 +19,7 @@
 #include <exception>
 #include <limits>
 #include <string>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -80,16 +81,11 @@ nb::object attribute(nb::handle obj, PyObject* name) {
   return nb::steal(value);
 }
 
-// mapping.get(key): an invalid object where the key is absent. __cuda_array_interface__ is a dict
-// (looked up directly); any other mapping is asked through its get.
-nb::object item(nb::handle mapping, PyObject* key) {
-  if (PyDict_Check(mapping.ptr())) {
-    PyObject* value = PyDict_GetItemWithError(mapping.ptr(), key);
-    if (value == nullptr && PyErr_Occurred()) throw nb::python_error();
-    return nb::borrow(value);
-  }
-  nb::object value = mapping.attr("get")(nb::handle(key));
-  return value.is_none() ? nb::object() : value;
+// dict.get(key), borrowed from the dict: nullptr where the key is absent.
+PyObject* item(nb::handle dict, PyObject* key) {
+  PyObject* value = PyDict_GetItemWithError(dict.ptr(), key);
+  if (value == nullptr && PyErr_Occurred()) throw nb::python_error();
+  return value;
 }
 
 // An integer that must fit a pointer (an address or a stream handle); `what()` names it in the message,
@@ -98,8 +94,13 @@ template <typename What>
 uintptr_t handleValue(nb::handle value, What what) {
   const nb::object integer = PyLong_Check(value.ptr()) ? nb::borrow(value) : nb::steal(PyNumber_Index(value.ptr()));
   if (!integer.is_valid()) throw nb::python_error();
-  const unsigned long long result = PyLong_AsUnsignedLongLong(integer.ptr());
-  if (result == static_cast<unsigned long long>(-1) && PyErr_Occurred()) {
+  // PyLong_AsUnsignedLong where it is as wide: PyLong_AsUnsignedLongLong goes through a byte array, a
+  // large part of a call's cost (five handles are read per allreduce).
+  static_assert(sizeof(unsigned long) == sizeof(uintptr_t) || sizeof(unsigned long long) == sizeof(uintptr_t));
+  using Unsigned = std::conditional_t<sizeof(unsigned long) == sizeof(uintptr_t), unsigned long, unsigned long long>;
+  const Unsigned result = sizeof(unsigned long) == sizeof(uintptr_t) ? PyLong_AsUnsignedLong(integer.ptr())
+                                                                     : PyLong_AsUnsignedLongLong(integer.ptr());
+  if (result == static_cast<Unsigned>(-1) && PyErr_Occurred()) {
     PyErr_Clear();
     invalid(what() + " " + reprText(value) + " is out of range (expected an int from 0 to 2**64 - 1)");
   }
@@ -199,27 +200,31 @@ struct Array {
   uintptr_t producer = 0;  // that stream
 };
 
+// An optional array not given (reduce's recvbuf off the root, alltoallv's relaybuf): address 0.
+const Array kAbsent{};
+
 // One call of a collective: its name (which starts every message), the arrays read so far (the stream it
 // runs on follows their producers), and the communicator.
 class Collective {
  public:
   Collective(const char* function, uintptr_t comm) : function_(function), comm_(comm) {}
 
-  // The argument `role`, read and checked.
-  Array array(nb::handle obj, const char* role) {
-    const Array a = read(obj, role);
-    remember(a, obj, role);
+  // The argument `role`, read and checked. Arrays are read in place and handed out by reference: a copy
+  // of one was a tenth of a call's cost.
+  const Array& array(nb::handle obj, const char* role) {
+    Array& a = next(obj, role);
+    read(obj, role, &a);
     return a;
   }
 
   // The argument `role` beside the first array read: that array again where it is the same object (in
   // place), else read; either way of the first's datatype.
-  Array partner(nb::handle obj, const char* role) {
-    const Array a = obj.is(firstObject_) ? arrays_[0] : read(obj, role);
+  const Array& partner(nb::handle obj, const char* role) {
+    if (obj.is(firstObject_)) return arrays_[0];  // adds no producer stream the first did not
+    const Array& a = array(obj, role);
     if (a.type != arrays_[0].type)
       invalid(std::string(function_) + ": " + firstRole_ + " is " + kTypes[arrays_[0].type].name + " but " + role +
               " is " + kTypes[a.type].name + "; expected the same datatype");
-    remember(a, obj, role);
     return a;
   }
 
@@ -310,15 +315,15 @@ class Collective {
 
   std::string where(const char* role) const { return std::string(function_) + ": " + role + ": "; }
 
-  void remember(const Array& a, nb::handle obj, const char* role) {
+  Array& next(nb::handle obj, const char* role) {
     if (count_ == 0) {
       firstObject_ = obj;
       firstRole_ = role;
     }
-    arrays_[count_++] = a;
+    return arrays_[count_++];
   }
 
-  Array read(nb::handle obj, const char* role) const {
+  void read(nb::handle obj, const char* role, Array* a) const {
     PyObject* cai = nullptr;
 #if PY_VERSION_HEX >= 0x030D0000
     const int found = PyObject_GetOptionalAttr(obj.ptr(), names.cudaArrayInterface, &cai);
@@ -330,47 +335,50 @@ class Collective {
       if (!PyErr_ExceptionMatches(PyExc_TypeError)) throw nb::python_error();
       PyErr_Clear();
     }
-    const nb::object interface = nb::steal(cai);
+    nb::object interface = nb::steal(cai);
     if (interface.is_valid() && !interface.is_none()) {
-      const nb::object typestr = item(interface, names.typestr);
-      alloyDataType_t type;
-      if (typestr.is_valid() && fromTypestr(typestr, &type)) return fromInterface(interface, type, role);
+      // The interface is a dict; another mapping is read as one.
+      if (!PyDict_Check(interface.ptr())) {
+        nb::object copy = nb::steal(PyDict_New());
+        if (!copy.is_valid() || PyDict_Merge(copy.ptr(), interface.ptr(), 1) < 0) throw nb::python_error();
+        interface = std::move(copy);
+      }
+      PyObject* typestr = item(interface, names.typestr);
+      if (typestr != nullptr && fromTypestr(typestr, &a->type)) return fromInterface(interface, role, a);
       // A typestr with no datatype of its own ('<V2': PyTorch 2.11's bfloat16) is read through DLPack,
       // which names bfloat16 and the float8 formats.
       if (!attribute(obj, names.dlpack).is_valid())
-        invalid(where(role) + "datatype " + (typestr.is_valid() ? reprText(typestr) : "None") +
+        invalid(where(role) + "datatype " + (typestr != nullptr ? reprText(typestr) : "None") +
                 " is not one Alloy reduces or moves (expected int8, uint8, int32, uint32, int64, uint64, float16, "
                 "float32, float64; bfloat16 and float8 arrays through DLPack)");
-      return fromDlpackObject(obj, role);
+      return fromDlpackObject(obj, role, a);
     }
-    if (attribute(obj, names.dlpack).is_valid()) return fromDlpackObject(obj, role);
+    if (attribute(obj, names.dlpack).is_valid()) return fromDlpackObject(obj, role, a);
     invalid(where(role) + "a " + typeName(obj) + " is not device memory Alloy can read (expected an object with "
             "__cuda_array_interface__ or __dlpack__ in CUDA device memory: CuPy, PyTorch, Numba)");
   }
 
   // The common case (CuPy's and PyTorch's contiguous arrays: strides None) reads four entries and one
   // extent per dimension, and allocates nothing.
-  Array fromInterface(nb::handle cai, alloyDataType_t type, const char* role) const {
-    Array a;
-    a.type = type;
-    const nb::object shape = item(cai, names.shape);
-    if (!shape.is_valid()) invalid(where(role) + "__cuda_array_interface__ has no 'shape'");
-    a.count = elements(shape, role);
-    const nb::object strides = item(cai, names.strides);
-    if (strides.is_valid() && !strides.is_none() && !compact(integers(shape), integers(strides), kTypes[type].itemsize))
+  void fromInterface(nb::handle cai, const char* role, Array* a) const {
+    PyObject* shape = item(cai, names.shape);
+    if (shape == nullptr) invalid(where(role) + "__cuda_array_interface__ has no 'shape'");
+    a->count = elements(shape, role);
+    PyObject* strides = item(cai, names.strides);
+    if (strides != nullptr && strides != Py_None &&
+        !compact(integers(shape), integers(strides), kTypes[a->type].itemsize))
       invalid(where(role) + "the array is not contiguous (strides " + tupleText(strides) + " for shape " +
               tupleText(shape) + "); expected a C-contiguous array");
-    const nb::object data = item(cai, names.data);
-    if (!data.is_valid()) invalid(where(role) + "__cuda_array_interface__ has no 'data'");
-    const nb::object address = nb::steal(PySequence_GetItem(data.ptr(), 0));
+    PyObject* data = item(cai, names.data);
+    if (data == nullptr) invalid(where(role) + "__cuda_array_interface__ has no 'data'");
+    const nb::object address = nb::steal(PySequence_GetItem(data, 0));
     if (!address.is_valid()) throw nb::python_error();
-    if (!address.is_none()) a.address = handleValue(address, [&] { return where(role) + "data address"; });
-    const nb::object producer = item(cai, names.stream);
-    if (producer.is_valid() && !producer.is_none()) {
-      a.named = true;
-      a.producer = handleValue(producer, [&] { return where(role) + "__cuda_array_interface__ stream"; });
+    if (!address.is_none()) a->address = handleValue(address, [&] { return where(role) + "data address"; });
+    PyObject* producer = item(cai, names.stream);
+    if (producer != nullptr && producer != Py_None) {
+      a->named = true;
+      a->producer = handleValue(producer, [&] { return where(role) + "__cuda_array_interface__ stream"; });
     }
-    return a;
   }
 
   // prod(shape).
@@ -389,7 +397,7 @@ class Collective {
     return static_cast<size_t>(count);
   }
 
-  Array fromDlpackObject(nb::handle obj, const char* role) const {
+  void fromDlpackObject(nb::handle obj, const char* role, Array* a) const {
     nb::ndarray<> array;
     try {
       array = nb::cast<nb::ndarray<>>(obj);
@@ -400,9 +408,8 @@ class Collective {
     if (device != nb::device::cuda::value && device != nb::device::cuda_managed::value)
       invalid(where(role) + "the array is in host memory (DLPack device type " + std::to_string(device) +
               "); expected CUDA device memory");
-    Array a;
     const nb::dlpack::dtype t = array.dtype();
-    if (!fromDlpack(t, &a.type))
+    if (!fromDlpack(t, &a->type))
       invalid(where(role) + "DLPack datatype (code " + std::to_string(t.code) + ", " + std::to_string(t.bits) +
               " bits, " + std::to_string(t.lanes) + " lanes) is not one Alloy reduces or moves");
     std::vector<int64_t> shape(array.ndim()), strides, byteStrides;
@@ -410,16 +417,15 @@ class Collective {
     if (array.stride_ptr() != nullptr) {
       for (size_t d = 0; d < array.ndim(); ++d) {
         strides.push_back(array.stride(d));
-        byteStrides.push_back(array.stride(d) * kTypes[a.type].itemsize);
+        byteStrides.push_back(array.stride(d) * kTypes[a->type].itemsize);
       }
     }
-    if (!compact(shape, byteStrides, kTypes[a.type].itemsize))
+    if (!compact(shape, byteStrides, kTypes[a->type].itemsize))
       invalid(where(role) + "the array is not contiguous (strides " + tupleText(nb::cast(strides)) +
               " elements for shape " + tupleText(nb::cast(shape)) + "); expected a C-contiguous array");
-    a.address = reinterpret_cast<uintptr_t>(array.data());
-    a.count = 1;
-    for (int64_t extent : shape) a.count *= static_cast<size_t>(extent);
-    return a;
+    a->address = reinterpret_cast<uintptr_t>(array.data());
+    a->count = 1;
+    for (int64_t extent : shape) a->count *= static_cast<size_t>(extent);
   }
 
   uintptr_t producerStream() const {
@@ -545,8 +551,8 @@ NB_MODULE(_alloy, m) {
   // (nanobind refuses None unless told): where None is no valid value, the message says what was expected.
   m.def("allreduce", [](uintptr_t comm, nb::handle sendbuf, nb::handle recvbuf, nb::handle op, nb::handle stream) {
     Collective c("allreduce", comm);
-    const Array send = c.array(sendbuf, "sendbuf");
-    const Array recv = c.partner(recvbuf, "recvbuf");
+    const Array& send = c.array(sendbuf, "sendbuf");
+    const Array& recv = c.partner(recvbuf, "recvbuf");
     const alloyRedOp_t o = c.redOp(op);
     c.run(stream, [&](alloyComm_t co, cudaStream_t s) {
       return alloyAllReduce(constPointer(send.address), pointer(recv.address), send.count, send.type, o, co, s);
@@ -555,8 +561,8 @@ NB_MODULE(_alloy, m) {
   m.def("reduce", [](uintptr_t comm, nb::handle sendbuf, nb::handle recvbuf, nb::handle root, nb::handle op,
                      nb::handle stream) {
     Collective c("reduce", comm);
-    const Array send = c.array(sendbuf, "sendbuf");
-    const Array recv = recvbuf.is_none() ? Array{} : c.partner(recvbuf, "recvbuf");  // None off the root: address 0
+    const Array& send = c.array(sendbuf, "sendbuf");
+    const Array& recv = recvbuf.is_none() ? kAbsent : c.partner(recvbuf, "recvbuf");
     const int r = c.rank(root, "root");
     const alloyRedOp_t o = c.redOp(op);
     c.run(stream, [&](alloyComm_t co, cudaStream_t s) {
@@ -565,8 +571,8 @@ NB_MODULE(_alloy, m) {
   }, "comm"_a, "sendbuf"_a.none(), "recvbuf"_a.none(), "root"_a.none(), "op"_a.none(), "stream"_a.none());
   m.def("broadcast", [](uintptr_t comm, nb::handle buf, nb::handle root, nb::handle recvbuf, nb::handle stream) {
     Collective c("broadcast", comm);
-    const Array send = c.array(buf, "buf");
-    const Array recv = c.partner(recvbuf.is_none() ? buf : recvbuf, "recvbuf");
+    const Array& send = c.array(buf, "buf");
+    const Array& recv = c.partner(recvbuf.is_none() ? buf : recvbuf, "recvbuf");
     const int r = c.rank(root, "root");
     c.run(stream, [&](alloyComm_t co, cudaStream_t s) {
       return alloyBroadcast(constPointer(send.address), pointer(recv.address), recv.count, recv.type, r, co, s);
@@ -574,8 +580,8 @@ NB_MODULE(_alloy, m) {
   }, "comm"_a, "buf"_a.none(), "root"_a.none(), "recvbuf"_a.none(), "stream"_a.none());
   m.def("allgather", [](uintptr_t comm, int size, nb::handle sendbuf, nb::handle recvbuf, nb::handle stream) {
     Collective c("allgather", comm);
-    const Array send = c.array(sendbuf, "sendbuf");
-    const Array recv = c.partner(recvbuf, "recvbuf");
+    const Array& send = c.array(sendbuf, "sendbuf");
+    const Array& recv = c.partner(recvbuf, "recvbuf");
     c.expect(recv, "recvbuf", send.count * size, "size x sendbuf's elements");
     c.run(stream, [&](alloyComm_t co, cudaStream_t s) {
       return alloyAllGather(constPointer(send.address), pointer(recv.address), send.count, send.type, co, s);
@@ -584,8 +590,8 @@ NB_MODULE(_alloy, m) {
   m.def("reduce_scatter", [](uintptr_t comm, int size, nb::handle sendbuf, nb::handle recvbuf, nb::handle op,
                              nb::handle stream) {
     Collective c("reduce_scatter", comm);
-    const Array send = c.array(sendbuf, "sendbuf");
-    const Array recv = c.partner(recvbuf, "recvbuf");
+    const Array& send = c.array(sendbuf, "sendbuf");
+    const Array& recv = c.partner(recvbuf, "recvbuf");
     c.expect(send, "sendbuf", recv.count * size, "size x recvbuf's elements");
     const alloyRedOp_t o = c.redOp(op);
     c.run(stream, [&](alloyComm_t co, cudaStream_t s) {
@@ -594,8 +600,8 @@ NB_MODULE(_alloy, m) {
   }, "comm"_a, "size"_a, "sendbuf"_a.none(), "recvbuf"_a.none(), "op"_a.none(), "stream"_a.none());
   m.def("alltoall", [](uintptr_t comm, int size, nb::handle sendbuf, nb::handle recvbuf, nb::handle stream) {
     Collective c("alltoall", comm);
-    const Array send = c.array(sendbuf, "sendbuf");
-    const Array recv = c.partner(recvbuf, "recvbuf");
+    const Array& send = c.array(sendbuf, "sendbuf");
+    const Array& recv = c.partner(recvbuf, "recvbuf");
     if (send.count % size != 0)
       invalid("alltoall: sendbuf has " + std::to_string(send.count) + " elements; expected a multiple of size (" +
               std::to_string(size) + ")");
@@ -608,13 +614,13 @@ NB_MODULE(_alloy, m) {
                         nb::handle sdispls, nb::handle recvcounts, nb::handle rdispls, nb::handle relaybuf,
                         nb::handle stream) {
     Collective c("alltoallv", comm);
-    const Array send = c.array(sendbuf, "sendbuf");
-    const Array recv = c.partner(recvbuf, "recvbuf");
+    const Array& send = c.array(sendbuf, "sendbuf");
+    const Array& recv = c.partner(recvbuf, "recvbuf");
     const std::vector<size_t> sc = c.counts(sendcounts, "sendcounts", size), sd = c.counts(sdispls, "sdispls", size);
     const std::vector<size_t> rc = c.counts(recvcounts, "recvcounts", size), rd = c.counts(rdispls, "rdispls", size);
     c.within(send, "sendbuf", sc, sd);
     c.within(recv, "recvbuf", rc, rd);
-    const Array relay = relaybuf.is_none() ? Array{} : c.array(relaybuf, "relaybuf");
+    const Array& relay = relaybuf.is_none() ? kAbsent : c.array(relaybuf, "relaybuf");
     c.run(stream, [&](alloyComm_t co, cudaStream_t s) {
       return alloyAlltoAllv(constPointer(send.address), sc.data(), sd.data(), pointer(recv.address), rc.data(),
                             rd.data(), pointer(relay.address), send.type, co, s);
@@ -623,7 +629,7 @@ NB_MODULE(_alloy, m) {
         "recvcounts"_a.none(), "rdispls"_a.none(), "relaybuf"_a.none(), "stream"_a.none());
   m.def("send", [](uintptr_t comm, nb::handle buf, nb::handle peer, nb::handle stream) {
     Collective c("send", comm);
-    const Array a = c.array(buf, "buf");
+    const Array& a = c.array(buf, "buf");
     const int p = c.rank(peer, "peer");
     c.run(stream, [&](alloyComm_t co, cudaStream_t s) {
       return alloySend(constPointer(a.address), a.count, a.type, p, co, s);
@@ -631,7 +637,7 @@ NB_MODULE(_alloy, m) {
   }, "comm"_a, "buf"_a.none(), "peer"_a.none(), "stream"_a.none());
   m.def("recv", [](uintptr_t comm, nb::handle buf, nb::handle peer, nb::handle stream) {
     Collective c("recv", comm);
-    const Array a = c.array(buf, "buf");
+    const Array& a = c.array(buf, "buf");
     const int p = c.rank(peer, "peer");
     c.run(stream, [&](alloyComm_t co, cudaStream_t s) {
       return alloyRecv(pointer(a.address), a.count, a.type, p, co, s);

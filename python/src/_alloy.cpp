@@ -268,7 +268,7 @@ class Collective {
       if (!integer.is_valid()) throw nb::python_error();
       int overflow = 0;
       const long long value = PyLong_AsLongLongAndOverflow(integer.ptr(), &overflow);
-      negative |= overflow < 0 || value < 0;
+      negative |= overflow < 0 || (overflow == 0 && value < 0);  // on overflow the value is -1
       huge |= overflow > 0;
       result.push_back(static_cast<size_t>(value));
     }

@@ -5,31 +5,8 @@ import contextlib
 from typing import Any, Iterator, Sequence
 
 from . import _alloy
-from ._arrays import DeviceArray, device_array, same_dtype
 from ._errors import INVALID_USAGE, AlloyError, check, invalid
-from ._streams import choose_stream
 from ._types import RedOp
-
-
-# RedOp members and their integers (equal as keys) -> the operator's integer: one lookup per call.
-_OPS = {int(op): int(op) for op in RedOp}
-
-
-def _op(op: RedOp | int, function: str) -> int:
-    value = _OPS.get(op) if isinstance(op, int) else None
-    if value is None:
-        raise invalid(f"{function}: op {op!r} is not a reduction operator (expected alloy.SUM, PROD, MAX, MIN "
-                      "or AVG)")
-    return value
-
-
-def _counts(values: Sequence[int], size: int, name: str, function: str) -> list[int]:
-    values = [int(v) for v in values]
-    if len(values) != size:
-        raise invalid(f"{function}: {name} has {len(values)} entries; expected one per rank ({size})")
-    if any(v < 0 for v in values):
-        raise invalid(f"{function}: {name} has a negative entry; expected counts and displacements >= 0")
-    return values
 
 
 class Comm:
@@ -106,73 +83,33 @@ class Comm:
 
     # Collectives. Counts come from the arrays: the whole of sendbuf (allreduce, reduce, broadcast, the
     # per-rank part of allgather) or of recvbuf (reduce_scatter's part); the other array must hold what
-    # the operation writes or reads there, which Alloy checks against the allocation.
-
-    def _run(self, call: Any, *args: Any) -> None:
-        result = call(*args)
-        if result:
-            check(result, self._handle)
-
-    def _pair(self, sendbuf: Any, recvbuf: Any, function: str) -> tuple[DeviceArray, DeviceArray]:
-        send = device_array(sendbuf, function, "sendbuf")
-        recv = send if recvbuf is sendbuf else device_array(recvbuf, function, "recvbuf")
-        same_dtype(send, recv, function)
-        return send, recv
+    # the operation writes or reads there, which Alloy checks against the allocation. Each is one call of
+    # the extension, which reads the arrays and the stream, checks every argument before anything is
+    # enqueued, and calls Alloy (src/_alloy.cpp: in Python these steps cost more than issue #33 allows).
 
     def allreduce(self, sendbuf: Any, recvbuf: Any, op: RedOp | int = RedOp.SUM, *, stream: Any = None) -> None:
         """recvbuf = op over every rank's sendbuf (in place where recvbuf is sendbuf)."""
-        send, recv = self._pair(sendbuf, recvbuf, "allreduce")
-        s = choose_stream(stream, [send, recv])
-        self._run(_alloy.all_reduce, send.address, recv.address, send.count, send.dtype,
-                  _op(op, "allreduce"), self.handle, s)
+        _alloy.allreduce(self._handle, sendbuf, recvbuf, op, stream)
 
     def reduce(self, sendbuf: Any, recvbuf: Any, root: int, op: RedOp | int = RedOp.SUM, *, stream: Any = None) -> None:
         """recvbuf on ``root`` = op over every rank's sendbuf; recvbuf matters on the root only (None elsewhere)."""
-        send = device_array(sendbuf, "reduce", "sendbuf")
-        arrays = [send]
-        address = 0
-        if recvbuf is not None:
-            recv = send if recvbuf is sendbuf else device_array(recvbuf, "reduce", "recvbuf")
-            same_dtype(send, recv, "reduce")
-            arrays.append(recv)
-            address = recv.address
-        s = choose_stream(stream, arrays)
-        self._run(_alloy.reduce, send.address, address, send.count, send.dtype, _op(op, "reduce"),
-                  int(root), self.handle, s)
+        _alloy.reduce(self._handle, sendbuf, recvbuf, root, op, stream)
 
     def broadcast(self, buf: Any, root: int = 0, *, recvbuf: Any = None, stream: Any = None) -> None:
         """recvbuf on every rank = buf of ``root``; recvbuf defaults to buf (in place, as MPI's Bcast)."""
-        send = device_array(buf, "broadcast", "buf")
-        recv = send if recvbuf is None or recvbuf is buf else device_array(recvbuf, "broadcast", "recvbuf")
-        same_dtype(send, recv, "broadcast")
-        s = choose_stream(stream, [send, recv])
-        self._run(_alloy.broadcast, send.address, recv.address, recv.count, recv.dtype, int(root), self.handle, s)
+        _alloy.broadcast(self._handle, buf, root, recvbuf, stream)
 
     def allgather(self, sendbuf: Any, recvbuf: Any, *, stream: Any = None) -> None:
         """recvbuf (size x sendbuf's elements) = every rank's sendbuf in rank order."""
-        send, recv = self._pair(sendbuf, recvbuf, "allgather")
-        self._expect(recv, send.count * self.size, "allgather: recvbuf", "size x sendbuf's elements")
-        s = choose_stream(stream, [send, recv])
-        self._run(_alloy.all_gather, send.address, recv.address, send.count, send.dtype,
-                  self.handle, s)
+        _alloy.allgather(self._handle, self.size, sendbuf, recvbuf, stream)
 
     def reduce_scatter(self, sendbuf: Any, recvbuf: Any, op: RedOp | int = RedOp.SUM, *, stream: Any = None) -> None:
         """recvbuf = part ``rank`` (recvbuf's elements) of op over every rank's sendbuf (size x as many)."""
-        send, recv = self._pair(sendbuf, recvbuf, "reduce_scatter")
-        self._expect(send, recv.count * self.size, "reduce_scatter: sendbuf", "size x recvbuf's elements")
-        s = choose_stream(stream, [send, recv])
-        self._run(_alloy.reduce_scatter, send.address, recv.address, recv.count, recv.dtype,
-                  _op(op, "reduce_scatter"), self.handle, s)
+        _alloy.reduce_scatter(self._handle, self.size, sendbuf, recvbuf, op, stream)
 
     def alltoall(self, sendbuf: Any, recvbuf: Any, *, stream: Any = None) -> None:
         """Block p of sendbuf to rank p, block q of recvbuf from rank q (size equal blocks each)."""
-        send, recv = self._pair(sendbuf, recvbuf, "alltoall")
-        if send.count % self.size != 0:
-            raise invalid(f"alltoall: sendbuf has {send.count} elements; expected a multiple of size ({self.size})")
-        self._expect(recv, send.count, "alltoall: recvbuf", "as many elements as sendbuf")
-        s = choose_stream(stream, [send, recv])
-        self._run(_alloy.alltoall, send.address, recv.address, send.count // self.size, send.dtype,
-                  self.handle, s)
+        _alloy.alltoall(self._handle, self.size, sendbuf, recvbuf, stream)
 
     def alltoallv(self, sendbuf: Any, recvbuf: Any, sendcounts: Sequence[int], sdispls: Sequence[int],
                   recvcounts: Sequence[int], rdispls: Sequence[int], relaybuf: Any = None, *,
@@ -180,36 +117,16 @@ class Comm:
         """MPI_Alltoallv's exchange: sendcounts[p] elements from sdispls[p] of sendbuf to rank p, recvcounts[q]
         from rank q into rdispls[q] of recvbuf (counts and displacements in elements, one per rank).
         ``relaybuf``: optional device scratch Alloy may use between hosts (docs/api.md)."""
-        fn = "alltoallv"
-        send, recv = self._pair(sendbuf, recvbuf, fn)
-        counts = [_counts(v, self.size, name, fn) for v, name in
-                  ((sendcounts, "sendcounts"), (sdispls, "sdispls"), (recvcounts, "recvcounts"), (rdispls, "rdispls"))]
-        for (c, d, array, name) in ((counts[0], counts[1], send, "sendbuf"), (counts[2], counts[3], recv, "recvbuf")):
-            end = max((di + ci for ci, di in zip(c, d) if ci > 0), default=0)
-            if end > array.count:
-                raise invalid(f"{fn}: {name} has {array.count} elements but the counts and displacements reach "
-                              f"element {end}")
-        arrays = [send, recv]
-        relay = 0
-        if relaybuf is not None:
-            relay_array = device_array(relaybuf, fn, "relaybuf")
-            arrays.append(relay_array)
-            relay = relay_array.address
-        s = choose_stream(stream, arrays)
-        self._run(_alloy.alltoallv, send.address, counts[0], counts[1], recv.address, counts[2], counts[3],
-                  relay, send.dtype, self.handle, s)
+        _alloy.alltoallv(self._handle, self.size, sendbuf, recvbuf, sendcounts, sdispls, recvcounts, rdispls, relaybuf,
+                         stream)
 
     def send(self, buf: Any, peer: int, *, stream: Any = None) -> None:
         """buf to ``peer`` (matched in order by its recv); inside ``group()`` fused with the others."""
-        array = device_array(buf, "send", "buf")
-        s = choose_stream(stream, [array])
-        self._run(_alloy.send, array.address, array.count, array.dtype, int(peer), self.handle, s)
+        _alloy.send(self._handle, buf, peer, stream)
 
     def recv(self, buf: Any, peer: int, *, stream: Any = None) -> None:
         """buf from ``peer`` (matched in order with its send)."""
-        array = device_array(buf, "recv", "buf")
-        s = choose_stream(stream, [array])
-        self._run(_alloy.recv, array.address, array.count, array.dtype, int(peer), self.handle, s)
+        _alloy.recv(self._handle, buf, peer, stream)
 
     @contextlib.contextmanager
     def group(self) -> Iterator[None]:
@@ -221,7 +138,3 @@ class Comm:
             _alloy.group_end()  # closes the group; its error would only repeat the one on its way out
             raise
         check(_alloy.group_end())
-
-    def _expect(self, array: DeviceArray, count: int, name: str, what: str) -> None:
-        if array.count != count:
-            raise invalid(f"{name} has {array.count} elements; expected {count} ({what})")

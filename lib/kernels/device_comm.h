@@ -141,6 +141,15 @@ ALLOY_HOST_DEVICE inline size_t workspaceBytes(int nranks, int channels, int slo
          static_cast<size_t>(nranks) * channels * slots * kLlSlotBytes;
 }
 
+// Each of the direct engine's four line areas for bulk areas of areaBytes: half of them, at most 4 MiB. Lines
+// carry operations of at most ALLOY_DIRECT_LL_MAX_BYTES (1 MiB by default), whose slots at twice the data
+// fit 4 MiB at up to 8 ranks (a one-shot of 256 KB, a two-shot of 1 MB); a larger operation that would not
+// fit goes in bulk.
+ALLOY_HOST_DEVICE inline size_t directLineAreaBytes(size_t areaBytes) {
+  const size_t half = areaBytes / 2 & ~static_cast<size_t>(4095);
+  return half < (size_t{4} << 20) ? half : size_t{4} << 20;
+}
+
 // Offset in a rank's workspace of one of the direct engine's areas: for bulk stores or for lines (areas
 // of their own, so that a line only ever holds zeros or a line: bulk data left where lines go could show
 // a step's flag), inputs (0) or results (1), of a generation.

@@ -32,11 +32,13 @@ EngineGeometry engineGeometry(int nranks) {
   // low-latency protocol's halved bandwidth (on 2xH200, 256 KB per peer: 30 GB/s low-latency, 24 bulk).
   const long long lowLatencyMax = envInt("ALLOY_LL_MAX_BYTES", 256 << 10, 0);
   g.lowLatencyMaxBytes = static_cast<size_t>(lowLatencyMax);
-  // The direct engine's reductions take buffers whose every rank's slot fits one area: 8 MiB holds a
-  // two-shot allreduce of about 8 MB at any rank count. Four areas (two generations of inputs and
-  // results) are allocated after the rings, and four of half the size for low-latency lines: 48 MiB per
-  // rank by default.
-  const long long directArea = envInt("ALLOY_DIRECT_BYTES", 8 << 20, 0);
+  // The direct engine's reductions take buffers whose every rank's slot fits one area: an area of A
+  // bytes holds a two-shot allreduce or a reduce-scatter of A bytes at any rank count. Four areas (two
+  // generations of inputs and results) are allocated after the rings. From 3 ranks on, 32 MiB: on
+  // 4 x H100 the direct engine beat the rings up to 32 MB (allreduce 16 MB 265 against 195 GB/s, 32 MB
+  // 274 against 212; docs/benchmarks.md, "Session 7"). On 2 ranks, where one-shot allreduces reach
+  // 32 MB and nothing was measured with larger areas, 8 MiB as before.
+  const long long directArea = envInt("ALLOY_DIRECT_BYTES", nranks >= 3 ? 32 << 20 : 8 << 20, 0);
   g.directAreaBytes = (static_cast<size_t>(directArea) + 4095) & ~static_cast<size_t>(4095);
   g.directBlocks = static_cast<int>(envInt("ALLOY_DIRECT_BLOCKS", 32, 1, kMaxDirectBlocks));
   return g;
@@ -88,7 +90,7 @@ alloyResult_t IpcTransport::prepare(int device, int nranks, long long timeoutMs,
   v.timeoutNs = static_cast<unsigned long long>(timeoutMs) * 1000000ull;
   v.directOffset = workspaceBytes(nranks, g.channels, g.slots, g.slotBytes);
   v.directAreaBytes = g.directAreaBytes;
-  v.directLineAreaBytes = g.directAreaBytes / 2 & ~static_cast<size_t>(4095);
+  v.directLineAreaBytes = directLineAreaBytes(g.directAreaBytes);
   t->directBlocks_ = g.directBlocks;
   const size_t bytes = v.directOffset + 4 * (v.directAreaBytes + v.directLineAreaBytes);
 

@@ -18,7 +18,7 @@ using alloy::kDirectLines;
 constexpr size_t kMiB = size_t{1} << 20;
 constexpr size_t kNoLimit = ~size_t{0};
 
-// The default areas of a 4-rank host: 8 MiB for bulk, 4 MiB for lines, 32 blocks.
+// The areas of a 4-rank host with 8 MiB for bulk (the default is 32): 4 MiB for lines, 32 blocks.
 DeviceComm fourRanks() {
   DeviceComm c{};
   c.nranks = 4;
@@ -89,6 +89,14 @@ TEST(DirectFit, RefusesAnEmptyPartTheLimitAndAMissingEngine) {
   DeviceComm noBlocks = fourRanks();
   noBlocks.directBlocks = 0;  // a transport that never connected
   EXPECT_FALSE(fitDirect(noBlocks, &bytes, 1, bytes, limits(kMiB)).fits);
+}
+
+TEST(DirectFit, LineAreasAreHalfTheBulkAreasUpToFourMiB) {
+  EXPECT_EQ(alloy::directLineAreaBytes(8 * kMiB), 4 * kMiB);
+  EXPECT_EQ(alloy::directLineAreaBytes(32 * kMiB), 4 * kMiB);
+  EXPECT_EQ(alloy::directLineAreaBytes(2 * kMiB), 1 * kMiB);
+  EXPECT_EQ(alloy::directLineAreaBytes(12288), 4096u);  // whole 4 KiB pages
+  EXPECT_EQ(alloy::directLineAreaBytes(0), 0u);
 }
 
 }  // namespace

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# Builds Alloy and checks it on the GPUs of this machine, in one of eight modes. Every mode writes its
+# Builds Alloy and checks it on the GPUs of this machine, in one of nine modes. Every mode writes its
 # logs into $OUT (default ./results), prints its summary last (also kept as summary.txt), and without a
-# GPU builds (nccl and versus modes do not), says "skipped: no CUDA device" and exits 0. Run from anywhere
+# GPU builds (nccl, versus and osu modes do not), says "skipped: no CUDA device" and exits 0. Run from anywhere
 # in the repository. See docs/benchmarks.md.
 #
 #   bash scripts/gpu-check.sh [check]   build, the GPU test suites (ctest -L gpu), then every collective
@@ -42,6 +42,12 @@
 #                                       the worst Alloy/NCCL ratio of each size class against its target and
 #                                       a plot (scripts/versus-table.py); the logs packed in one tarball;
 #                                       scripts/gpu-check-versus.sh
+#   bash scripts/gpu-check.sh osu       the OSU micro-benchmarks' allreduce, bcast, allgather and alltoallv
+#                                       (their 5.7 release, unpacked in .thirdparty/osu-micro-benchmarks,
+#                                       carried) on device buffers through liballoy_mpi.so preloaded, on
+#                                       host buffers through the MPI library alone, beside alloy-perf
+#                                       --blocking for Alloy's and NCCL's own calls; a table per collective
+#                                       and the layer's cost over Alloy's call (scripts/gpu-check-osu.sh)
 #   bash scripts/gpu-check.sh python    the alloy Python package built with the machine's Python (CuPy,
 #                                       PyTorch, mpi4py; its build tools as wheels in .whl/), its tests under
 #                                       mpirun at 2 and NGPU ranks, one per GPU, and the Python layer's cost
@@ -153,15 +159,23 @@
 #                             broadcast at 128 MB, and ncu (rank 0) over its all_reduce at 512 MB, where found,
 #                             within VERSUS_BUDGET; kernel summaries in prof-summary.txt (default 0)
 #   VERSUS_NCU_KERNELS        ncu's -k (default regex:reduceKernel|slotReduceKernel|p2pKernel)
+# osu mode (also ALLOY_PERF_NCCL_LIB as in check mode):
+#   OSU_BENCHMARKS            OSU collectives, space separated (default "osu_allreduce osu_bcast osu_allgather
+#                             osu_alltoallv")
+#   OSU_MINBYTES, OSU_MAXBYTES  OSU's -m MIN:MAX (default 8, 1048576; per rank for allgather and alltoallv)
+#   OSU_ITERS, OSU_WARMUP     OSU's -i and -x, and alloy-perf's -n and -w (default 1000, 100)
+#   OSU_COST_MAXBYTES         largest size at which the layer's cost is held to 3 us (default 65536)
+#   OSU_TIMEOUT               seconds of each run (default 120)
+#   OSU_BUDGET                seconds all runs together may take after the builds (default 400)
 set -uo pipefail
 
 usage() { sed -n '2,/^set -uo pipefail/p' "${BASH_SOURCE[0]}" | sed '$d' | sed 's/^# \{0,1\}//'; }
 
 MODE=${1:-check}
 case $MODE in
-  check | stress | sanitize | hosts | overlap | nccl | versus | python) ;;
+  check | stress | sanitize | hosts | overlap | nccl | versus | osu | python) ;;
   -h | --help | help) usage; exit 0 ;;
-  *) echo "gpu-check: unknown mode '$MODE' (check, stress, sanitize, hosts, overlap, nccl, versus or python)" >&2
+  *) echo "gpu-check: unknown mode '$MODE' (check, stress, sanitize, hosts, overlap, nccl, versus, osu or python)" >&2
      exit 2 ;;
 esac
 

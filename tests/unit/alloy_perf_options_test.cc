@@ -94,6 +94,15 @@ TEST(AlloyPerfOptions, GpuCheckOverlapCommandLineParses) {
   EXPECT_EQ(sweepSizes(p.opts).size(), 6u);  // 64 KB, 256 KB, 1 MB, 4 MB, 16 MB, 64 MB
 }
 
+TEST(AlloyPerfOptions, BlockingIsOffUnlessAskedAndExcludesGraphsAndOverlap) {
+  EXPECT_FALSE(parse({}).opts.blocking);
+  const Parsed p = parse({"--blocking", "-b", "8", "-e", "1M", "-n", "1000"});
+  ASSERT_EQ(p.result, ParseResult::run) << p.error;
+  EXPECT_TRUE(p.opts.blocking);
+  expectRefused({"--blocking", "-G"}, "--blocking", "not with -G or -O");
+  expectRefused({"-O", "--blocking"}, "--blocking", "not with -G or -O");
+}
+
 TEST(AlloyPerfOptions, RelayIsOffUnlessAsked) {
   EXPECT_FALSE(parse({"-o", "alltoallv"}).opts.relay);
   const Parsed p = parse({"-o", "alltoallv", "--relay", "-b", "1M"});

@@ -102,6 +102,20 @@ void Runner::timedLoop(Backend& b, const CollCall& c, double* usPerIter) {
   *usPerIter = 1000.0 * stream_.elapsedMs() / opts_.iters;
 }
 
+// As a blocking MPI call is timed (OSU's benchmarks time MPI_Allreduce on device buffers so): each call
+// returns only once its stream has passed it, and the host's clock measures the pair.
+void Runner::blockingLoop(Backend& b, const CollCall& c, double* usPerIter) {
+  MPI_CHECK(MPI_Barrier(comm_));
+  const double start = MPI_Wtime();
+  for (int i = 0; i < opts_.iters; ++i) {
+    launchOk(b, c, "timing");
+    stream_.synchronize();
+  }
+  const double seconds = MPI_Wtime() - start;
+  synchronize(b);
+  *usPerIter = 1e6 * seconds / opts_.iters;
+}
+
 Status Runner::graphLoop(Backend& b, const CollCall& c, double* usPerIter) {
   // Thread-local capture, as nccl-tests does: the library's own helper threads may still make CUDA calls
   // that are illegal during a global capture.
@@ -153,6 +167,8 @@ Measurement Runner::measure(Backend& b, const CollCall& c, const CheckData* data
   double us = 0;
   if (opts_.graphLaunches > 0) {
     if (graphLoop(b, c, &us) != Status::ok) return notSupported();
+  } else if (opts_.blocking) {
+    blockingLoop(b, c, &us);
   } else {
     timedLoop(b, c, &us);
   }

@@ -73,6 +73,7 @@ class Runner {
   void launchOk(Backend& b, const CollCall& call, const char* stage);  // fatal unless served
   Status probeCall(Backend& b, const CollCall& call);
   void timedLoop(Backend& b, const CollCall& call, double* usPerIter);
+  void blockingLoop(Backend& b, const CollCall& call, double* usPerIter);
   Status graphLoop(Backend& b, const CollCall& call, double* usPerIter);
   void synchronize(Backend& b);  // stream, then the backend's asynchronous error
 

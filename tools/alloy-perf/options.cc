@@ -34,6 +34,9 @@ const char kUsage[] =
     "      --seed N            seed of the check data (default 1)\n"
     "      --relay             alltoallv passes Alloy a relaybuff as large as its send buffer: between hosts\n"
     "                          that each hold several ranks, blocks then travel along the rails\n"
+    "      --blocking          time each call as a blocking MPI call is timed (the OSU benchmarks): the\n"
+    "                          call, then cudaStreamSynchronize, host time per call averaged over -n;\n"
+    "                          not with -G or -O\n"
     "  -O, --overlap [MS]      overlap mode (default MS 20): each row is also run beside a compute load, a\n"
     "                          series of --overlap_kernels launches of one FMA kernel (one full wave of\n"
     "                          blocks each) on a second stream (non-blocking, default priority), its loop\n"
@@ -242,6 +245,8 @@ ParseResult parseArguments(int argc, char** argv, Options* opts, std::string* er
       opts->compareNccl = ok;
     } else if (is(nullptr, "--relay")) {
       opts->relay = true;
+    } else if (is(nullptr, "--blocking")) {
+      opts->blocking = true;
     } else if (is(nullptr, "--seed")) {
       expected = "a whole number";
       ok = p.value(inlineValue, hasInline, &v) && parseUnsigned(v, &opts->seed);
@@ -264,6 +269,8 @@ ParseResult parseArguments(int argc, char** argv, Options* opts, std::string* er
   else if (opts->minBytes > opts->maxBytes) conflict = "-b is larger than -e";
   else if (opts->overlapMs > 0 && opts->graphLaunches > 0)
     conflict = "give either -O (its collectives are launched eagerly) or -G, not both";
+  else if (opts->blocking && (opts->graphLaunches > 0 || opts->overlapMs > 0))
+    conflict = "--blocking times calls one by one: not with -G or -O";
   if (conflict) {
     *error = conflict;
     return ParseResult::bad;

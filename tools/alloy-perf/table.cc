@@ -41,9 +41,11 @@ int overlapWidth(const char* prefix, int column) {
 }  // namespace
 
 void Table::printRunInfo(const RunInfo& info, const Options& opts) {
+  const char* mode = opts.graphLaunches > 0 ? "CUDA graph replays"
+                     : opts.blocking        ? "blocking calls (host time)"
+                                            : "eager launches";
   fprintf(out_, "# alloy-perf: %d ranks, alloy version %d, %s, %d warm-up and %d timed iterations%s\n",
-          info.nranks, info.alloyVersion, opts.graphLaunches > 0 ? "CUDA graph replays" : "eager launches",
-          opts.warmupIters, opts.iters, opts.check ? ", check on" : "");
+          info.nranks, info.alloyVersion, mode, opts.warmupIters, opts.iters, opts.check ? ", check on" : "");
   for (const DeviceInfo& d : info.devices)
     fprintf(out_, "#  rank %3d on %s device %2d [%s] %s\n", d.rank, d.host.c_str(), d.device, d.pciBusId.c_str(),
             d.name.c_str());

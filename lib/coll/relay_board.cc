@@ -48,7 +48,7 @@ RelayBoard::RelayBoard(void* base, size_t bytes, std::vector<int> localPeers, in
 
 RelayBoard::~RelayBoard() { munmap(base_, bytes_); }
 
-alloyResult_t RelayBoard::open(alloyComm_t comm, const char* function, std::unique_ptr<RelayBoard>* out) {
+alloyResult_t RelayBoard::open(alloyComm_t comm, const char* function, RelayBoardPtr* out) {
   const LocalTopology& t = comm->topology;
   const size_t rowBytes = (sizeof(uint64_t) * (1 + static_cast<size_t>(comm->nranks)) + kLine - 1) / kLine * kLine;
   const size_t bytes = kHeaderBytes + 2 * static_cast<size_t>(t.localSize) * rowBytes;  // two exchanges' rows
@@ -102,7 +102,7 @@ alloyResult_t RelayBoard::open(alloyComm_t comm, const char* function, std::uniq
   }
   if (__atomic_add_fetch(word(base, sizeof(uint64_t)), 1, __ATOMIC_ACQ_REL) == static_cast<uint64_t>(t.localSize))
     shm_unlink(path.c_str());
-  *out = std::move(board);
+  *out = RelayBoardPtr(board.release(), [](RelayBoard* b) { delete b; });
   return alloySuccess;
 }
 

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "alloy.h"
+#include "comm.h"  // RelayBoardPtr, the communicator's hold on its board
 
 namespace alloy {
 
@@ -20,7 +21,7 @@ class RelayBoard {
   // Collective over the ranks of this rank's host: every one opens the board of this communicator's
   // host in the same call. The first local rank creates it; the last to open it removes its name, so
   // that nothing is left in /dev/shm once all have it mapped (a rank that dies before opening leaves it).
-  static alloyResult_t open(alloyComm_t comm, const char* function, std::unique_ptr<RelayBoard>* out);
+  static alloyResult_t open(alloyComm_t comm, const char* function, RelayBoardPtr* out);
   // The board's name in /dev/shm: the communicator (orderKey differs between live GPU communicators) and
   // the host (virtual hosts of one machine each have their own).
   static std::string name(alloyComm_t comm);

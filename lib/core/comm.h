@@ -16,6 +16,9 @@ class LocalTransport;
 class LaunchOrder;
 class RelayBoard;
 class RemoteChannel;
+// Owned by the communicator, made and freed by lib/coll, which alone knows the type: the deleter comes with
+// the pointer, so lib/core needs no lib/coll header to free it.
+using RelayBoardPtr = std::unique_ptr<RelayBoard, void (*)(RelayBoard*)>;
 }
 
 struct alloyComm {
@@ -48,7 +51,7 @@ struct alloyComm {
   std::string netUnavailableReason;
   // alltoallv's count exchange among the ranks of this host, opened by the first alltoallv through the
   // rails (lib/coll/relay_board.h).
-  std::unique_ptr<alloy::RelayBoard> relayBoard;
+  alloy::RelayBoardPtr relayBoard{nullptr, nullptr};
 
   alloyComm();
   ~alloyComm();

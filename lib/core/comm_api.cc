@@ -9,7 +9,6 @@
 #include "local_transport.h"
 #include "launch_order.h"
 #include "log.h"
-#include "relay_board.h"
 #include "remote_channel.h"
 
 alloyComm::alloyComm() = default;

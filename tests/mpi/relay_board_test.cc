@@ -48,7 +48,7 @@ TEST(RelayBoard, EveryRankReadsWhatItsHostPosted) {
   alloyComm_t comm = makeComm(30000);
   ASSERT_NE(comm, nullptr);
   const uint64_t seed = sharedSeed();
-  std::unique_ptr<alloy::RelayBoard> board;
+  alloy::RelayBoardPtr board{nullptr, nullptr};
   ASSERT_ALLOY(alloySuccess, alloy::RelayBoard::open(comm, "test", &board));
   MPI_Barrier(MPI_COMM_WORLD);
   const int fd = shm_open(alloy::RelayBoard::name(comm).c_str(), O_RDONLY, 0);
@@ -76,7 +76,7 @@ TEST(RelayBoard, ARankThatNeverComesFailsTheOthersNamingIt) {
   alloyComm_t comm = makeComm(500);
   ASSERT_NE(comm, nullptr);
   const alloy::LocalTopology& t = comm->topology;
-  std::unique_ptr<alloy::RelayBoard> board;
+  alloy::RelayBoardPtr board{nullptr, nullptr};
   ASSERT_ALLOY(alloySuccess, alloy::RelayBoard::open(comm, "test", &board));
   if (t.localSize < 2) {
     board.reset();

@@ -78,30 +78,12 @@ __device__ bool byPartsBulk(const DirectLaunch& a, int generation, uint64_t epoc
   return true;
 }
 
-// Every rank's block to every peer, then each block copied into its place of dst (in place: this rank's
-// own block is already there).
-__device__ bool allGatherBulk(const DirectLaunch& a, int generation, uint64_t epoch) {
-  const DeviceComm& c = a.comm;
-  const int me = c.rank, n = c.nranks;
-  const size_t block = a.partBytes[0];
-  const Share s = shareOf(block, blockIdx.x, 16);
-  const char* src = a.src + s.first;
-  char* own = a.dst + me * block + s.first;
-  storeToPeers(a, generation, src, s.first, s.bytes);
-  if (own != src) blockCopy(own, src, s.bytes);
-  arrive(c, 2 * epoch + 1);
-  if (!awaitPeers(c, 2 * epoch + 1)) return false;
-  for (int q = 0; q < n; ++q)
-    if (q != me) blockCopy(a.dst + q * block + s.first, slotOf(a, me, generation, kInputs, q) + s.first, s.bytes);
-  return true;
-}
-
 struct BulkProtocol {
   template <typename T, int Op>
   __device__ static bool run(const DirectLaunch& a, int generation, uint64_t epoch) {
-    return a.algorithm == kDirectOneShot     ? oneShotBulk<T, Op>(a, generation, epoch)
-           : a.algorithm == kDirectAllGather ? allGatherBulk(a, generation, epoch)
-                                             : byPartsBulk<T, Op>(a, generation, epoch);
+    // All-gathers take lines only (DirectPlan::planAllGather): bulk all-gathers stay on the rings.
+    return a.algorithm == kDirectOneShot ? oneShotBulk<T, Op>(a, generation, epoch)
+                                         : byPartsBulk<T, Op>(a, generation, epoch);
   }
 };
 

@@ -4,6 +4,8 @@
 // lib/core and lib/coll reach through interfaces (docs/architecture.md, "Layers", and the data flow).
 #include <cstring>
 #include <map>
+#include <string>
+#include <tuple>
 #include <unordered_map>
 #include <utility>
 
@@ -176,21 +178,24 @@ alloyResult_t checkEngineSettingsAgree(const std::vector<EndpointBlob>& blobs) {
   return alloySuccess;
 }
 
-// The GPU engine maps each local peer's memory with CUDA IPC, which a process cannot do to itself, and
-// the per-thread group state assumes one rank per thread: two ranks of one communicator in one process
-// (threads, or one thread creating both in a group) are refused on every rank alike (every rank holds
-// every blob). Equal host identity and pid means one process; the host identity keeps two machines'
-// equal pids apart.
-alloyResult_t checkOneRankPerProcess(const std::vector<EndpointBlob>& blobs) {
-  std::map<std::pair<uint64_t, int>, size_t> firstOfProcess;
+// Several ranks of one communicator may live in one process (ncclCommInitAll, ranks created in one group
+// or on threads), each on a GPU of its own: the GPU engine maps a peer of the same process directly
+// (IpcTransport::connect). Two ranks of one process on one GPU are refused, as NCCL refuses them, on every
+// rank alike (every rank holds every blob). Equal host identity and pid means one process; the host
+// identity keeps two machines' equal pids apart.
+alloyResult_t checkOneGpuPerRankOfAProcess(const std::vector<EndpointBlob>& blobs) {
+  std::map<std::tuple<uint64_t, int, std::string>, size_t> firstOnGpu;
   for (size_t r = 0; r < blobs.size(); ++r) {
-    const auto [at, inserted] = firstOfProcess.emplace(std::make_pair(blobs[r].hostHash, blobs[r].pid), r);
+    if (blobs[r].cudaDevice < 0) continue;  // host-only: no GPU to share
+    const std::string gpu(reinterpret_cast<const char*>(blobs[r].gpuUuid), sizeof(blobs[r].gpuUuid));
+    const auto [at, inserted] = firstOnGpu.emplace(std::make_tuple(blobs[r].hostHash, blobs[r].pid, gpu), r);
     // The host name came from a peer: at most its field, terminated or not.
     const int nameBytes = static_cast<int>(strnlen(blobs[r].hostName, kHostNameBytes));
     if (!inserted)
       return fail(alloyInvalidUsage,
-                  "ranks %zu and %zu of the communicator are in one process (pid %d on %.*s); Alloy runs one rank "
-                  "per process", at->second, r, blobs[r].pid, nameBytes, blobs[r].hostName);
+                  "ranks %zu and %zu of the communicator are in one process (pid %d on %.*s) and on one GPU (device "
+                  "%d); each rank of a process needs a GPU of its own", at->second, r, blobs[r].pid, nameBytes,
+                  blobs[r].hostName, blobs[r].cudaDevice);
   }
   return alloySuccess;
 }
@@ -228,7 +233,7 @@ alloyResult_t build(alloyComm* comm, const alloyConfig_t& config) {
     if (comm->blobs[r].magic != kEndpointMagic || comm->blobs[r].version != kEndpointVersion)
       return fail(alloyRemoteError, "rank %d sent an endpoint blob of another Alloy version", r);
   }
-  ALLOY_TRY(checkOneRankPerProcess(comm->blobs));
+  ALLOY_TRY(checkOneGpuPerRankOfAProcess(comm->blobs));
   ALLOY_TRY(checkEngineSettingsAgree(comm->blobs));
   comm->orderKey = hashBytes(&comm->blobs[0], sizeof(EndpointBlob));
   logInfo("rank %d/%d: endpoints exchanged over %s; local rank %d of %d; CUDA device %d", comm->rank,

@@ -10,7 +10,7 @@
 namespace alloy {
 
 constexpr uint32_t kEndpointMagic = 0xa1103b10u;
-constexpr uint32_t kEndpointVersion = 6;
+constexpr uint32_t kEndpointVersion = 7;
 constexpr int kHostNameBytes = 64;
 constexpr int kNetAddressBytes = 1024;
 constexpr int kNetKeyBytes = 512;
@@ -33,6 +33,10 @@ struct EndpointBlob {
   uint64_t workspaceBytes;
   cudaIpcMemHandle_t workspaceHandle;
   cudaIpcMemHandle_t signalHandle;
+  // The same two allocations' device addresses, which only a rank of the same process may use (CUDA IPC
+  // refuses to map a process's own memory; such a peer reaches it through peer access instead).
+  uint64_t workspaceAddress;
+  uint64_t signalAddress;
   // The GPU engine's settings as this rank read them from the environment (ALLOY_CHANNELS, ALLOY_SLOTS,
   // ALLOY_SLOT_BYTES, ALLOY_LL_MAX_BYTES, ALLOY_DIRECT_BYTES, ALLOY_DIRECT_BLOCKS): sender and receiver must cut and flag chunks alike, so every
   // rank must hold the same values; creation compares them (all ranks, host-only ones too).

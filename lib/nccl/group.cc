@@ -1,13 +1,15 @@
 // ncclGroupStart/End: Alloy's groups fuse the sends and receives; creations inside a group wait for its
-// end (nccl-tests creates its communicator that way), where they run one after the other, in the order of
-// their ids, so that every process creates the communicators they share in the same order. Two ranks of one
-// communicator in one group (several GPUs per process) are refused: Alloy runs one rank per process.
+// end (nccl-tests creates its communicator that way), where the communicators are created one after the
+// other, in the order of their ids, so that every process creates the communicators they share in the same
+// order; several ranks of one communicator in the group (nccl-tests -g, JAX) are created at once, a thread
+// each (siblings.h).
 #include <algorithm>
 #include <cstring>
 #include <vector>
 
 #include "error.h"
 #include "nccl_comm.h"
+#include "siblings.h"
 
 namespace alloy {
 namespace nccl {
@@ -31,19 +33,42 @@ thread_local InitGroup group;
 
 bool sameId(const PendingInit& a, const PendingInit& b) { return std::memcmp(&a.id, &b.id, sizeof(a.id)) == 0; }
 
+// The ranks of one id in the group must agree on the communicator's size and be different ranks on
+// different GPUs.
+alloyResult_t checkSameCommunicator(const std::vector<PendingInit>& inits, size_t first, size_t end) {
+  for (size_t i = first + 1; i < end; ++i) {
+    for (size_t j = first; j < i; ++j) {
+      const PendingInit &a = inits[j], &b = inits[i];
+      if (a.nranks != b.nranks)
+        return fail(alloyInvalidArgument, "ncclGroupEnd: ranks %d and %d of one communicator (one id) were created "
+                    "with nranks %d and %d", a.rank, b.rank, a.nranks, b.nranks);
+      if (a.rank == b.rank)
+        return fail(alloyInvalidArgument, "ncclGroupEnd: rank %d of one communicator was created twice in the group",
+                    a.rank);
+      if (a.device >= 0 && a.device == b.device)
+        return fail(alloyInvalidUsage, "ncclGroupEnd: ranks %d and %d of one communicator were both created on device "
+                    "%d; each rank of a process needs a GPU of its own (cudaSetDevice before each creation)",
+                    a.rank, b.rank, a.device);
+    }
+  }
+  return alloySuccess;
+}
+
 alloyResult_t runPendingInits(std::vector<PendingInit> inits) {
   std::stable_sort(inits.begin(), inits.end(),
                    [](const PendingInit& a, const PendingInit& b) { return std::memcmp(&a.id, &b.id, sizeof(a.id)) < 0; });
-  for (size_t i = 1; i < inits.size(); ++i)
-    if (sameId(inits[i - 1], inits[i]))
-      return fail(alloyInvalidUsage,
-                  "ncclGroupEnd: ranks %d and %d of one communicator were created in one group of one thread; "
-                  "Alloy's libnccl.so.2 runs one rank per process (one GPU per process: start a process per GPU, "
-                  "e.g. nccl-tests with -g 1 under mpirun); no communicator of the group was created",
-                  inits[i - 1].rank, inits[i].rank);
-  for (const PendingInit& init : inits)
-    ALLOY_TRY(createFromId(reinterpret_cast<const uint8_t*>(init.id.internal), init.nranks, init.rank, init.blocking,
-                           init.device, init.out));
+  // Every communicator's ranks are checked before any is created.
+  for (size_t first = 0, end = 0; first < inits.size(); first = end) {
+    for (end = first + 1; end < inits.size() && sameId(inits[first], inits[end]);) ++end;
+    ALLOY_TRY(checkSameCommunicator(inits, first, end));
+  }
+  for (size_t first = 0, end = 0; first < inits.size(); first = end) {
+    std::vector<RankToCreate> ranks;
+    for (end = first; end < inits.size() && sameId(inits[first], inits[end]); ++end)
+      ranks.push_back(RankToCreate{inits[end].rank, inits[end].device, inits[end].out});
+    const PendingInit& init = inits[first];
+    ALLOY_TRY(createTogether(reinterpret_cast<const uint8_t*>(init.id.internal), init.nranks, ranks, init.blocking));
+  }
   return alloySuccess;
 }
 

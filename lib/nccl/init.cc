@@ -11,6 +11,7 @@
 #include "error.h"
 #include "nccl_comm.h"
 #include "root.h"
+#include "siblings.h"
 #include "socket_bootstrap.h"
 
 static_assert(sizeof(ncclUniqueId) == alloy::kUniqueIdBytes, "an ncclUniqueId holds the bootstrap's id");
@@ -154,32 +155,36 @@ ncclResult_t ncclCommInitRankScalable(ncclComm_t* newcomm, int nranks, int myran
   return initRank(newcomm, nranks, commIds[0], myrank, config, "ncclCommInitRankScalable");
 }
 
-// One device per process is Alloy's model (CUDA IPC cannot map a process's own memory, and each rank is one
-// process): a single device is served, several are refused.
+// One communicator of ndev ranks, all in this process: rank i on devlist[i] (NULL: device i), created at
+// once on a thread each (siblings.h). Without a visible device, host-only ranks (as every creation has them).
 ncclResult_t ncclCommInitAll(ncclComm_t* comm, int ndev, const int* devlist) {
   alloy::clearLastError();
   if (comm == nullptr) return toNccl(alloy::fail(alloyInvalidArgument, "ncclCommInitAll: comm is NULL; expected an array of ndev"));
-  if (ndev != 1)
-    return toNccl(alloy::fail(ndev < 1 ? alloyInvalidArgument : alloyInvalidUsage,
-                              "ncclCommInitAll: ndev is %d; Alloy's libnccl.so.2 runs one rank per process, so only "
-                              "ndev 1 is served (start one process per GPU instead)", ndev));
-  int device = -1;
-  ALLOY_NCCL_TRY(currentDevice(&device));
-  if (devlist != nullptr) {
-    int count = 0;
-    if (cudaGetDeviceCount(&count) != cudaSuccess) {
-      cudaGetLastError();
-      count = 0;
-    }
-    if (devlist[0] < 0 || devlist[0] >= count)
-      return toNccl(alloy::fail(alloyInvalidArgument, "ncclCommInitAll: devlist[0] is %d; this process sees %d CUDA "
-                                "device%s", devlist[0], count, count == 1 ? "" : "s"));
-    device = devlist[0];
+  if (ndev < 1) return toNccl(alloy::fail(alloyInvalidArgument, "ncclCommInitAll: ndev is %d; expected at least 1", ndev));
+  int count = 0;
+  if (cudaGetDeviceCount(&count) != cudaSuccess) {
+    cudaGetLastError();
+    count = 0;
+  }
+  if (devlist == nullptr && count > 0 && ndev > count)
+    return toNccl(alloy::fail(alloyInvalidArgument, "ncclCommInitAll: ndev is %d but this process sees %d CUDA "
+                              "device%s (a NULL devlist takes devices 0 .. ndev - 1)", ndev, count, count == 1 ? "" : "s"));
+  std::vector<RankToCreate> ranks;
+  for (int i = 0; i < ndev; ++i) {
+    const int device = devlist != nullptr ? devlist[i] : count > 0 ? i : -1;
+    if (devlist != nullptr && (device < 0 || device >= count))
+      return toNccl(alloy::fail(alloyInvalidArgument, "ncclCommInitAll: devlist[%d] is %d; this process sees %d CUDA "
+                                "device%s", i, device, count, count == 1 ? "" : "s"));
+    for (const RankToCreate& earlier : ranks)
+      if (device >= 0 && earlier.device == device)
+        return toNccl(alloy::fail(alloyInvalidArgument, "ncclCommInitAll: devlist[%d] and devlist[%d] are both device "
+                                  "%d; each rank needs a GPU of its own", earlier.rank, i, device));
+    ranks.push_back(RankToCreate{i, device, &comm[i]});
   }
   ncclUniqueId id;
   const ncclResult_t result = ncclGetUniqueId(&id);
   if (result != ncclSuccess) return result;
-  return toNccl(createFromId(reinterpret_cast<const uint8_t*>(id.internal), 1, 0, true, device, comm));
+  return toNccl(createTogether(reinterpret_cast<const uint8_t*>(id.internal), ndev, ranks, true));
 }
 
 ncclResult_t ncclCommSplit(ncclComm_t comm, int color, int key, ncclComm_t* newcomm, ncclConfig_t* config) {

@@ -3,6 +3,7 @@
 #include "comm.h"
 #include "error.h"
 #include "nccl_comm.h"
+#include "siblings.h"
 
 using namespace alloy::nccl;
 
@@ -28,9 +29,10 @@ extern "C" {
 ncclResult_t ncclCommFinalize(ncclComm_t comm) {
   alloy::clearLastError();
   alloyResult_t result = checkComm(comm, "ncclCommFinalize");
-  if (result == alloySuccess && comm->finalized)
+  if (result == alloySuccess && (comm->finalized || comm->finalizeAsked))
     result = alloy::fail(alloyInvalidUsage, "ncclCommFinalize: the communicator is finalized already");
   if (result != alloySuccess) return toNccl(result);
+  if (comm->siblings) return toNccl(alloy::nccl::endSibling(comm, false));
   comm->finalized = true;
   return toNccl(alloy::commFinalize(comm->alloy));
 }
@@ -39,6 +41,7 @@ ncclResult_t ncclCommDestroy(ncclComm_t comm) {
   alloy::clearLastError();
   // NCCL accepts a NULL communicator here (ranks left out of a split hold one).
   if (comm == nullptr) return ncclSuccess;
+  if (comm->siblings) return toNccl(alloy::nccl::endSibling(comm, true));
   const alloyResult_t result = comm->finalized ? alloySuccess : alloy::commFinalize(comm->alloy);
   delete comm->alloy;
   delete comm;
@@ -48,6 +51,7 @@ ncclResult_t ncclCommDestroy(ncclComm_t comm) {
 ncclResult_t ncclCommAbort(ncclComm_t comm) {
   alloy::clearLastError();
   if (comm == nullptr) return ncclSuccess;
+  if (comm->siblings) alloy::nccl::leaveSiblings(comm);
   const alloyResult_t result = alloyCommAbort(comm->alloy);
   delete comm;
   return toNccl(result);

@@ -5,6 +5,7 @@
 #include <nccl.h>
 
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "alloy.h"
@@ -17,12 +18,26 @@ struct ncclRegistration {
   size_t bytes;
 };
 
+namespace alloy {
+namespace nccl {
+struct SiblingSet;
+}
+}
+
 struct ncclComm {
   alloyComm_t alloy = nullptr;
   bool blocking = true;    // config->blocking; creation completes before returning either way
   bool finalized = false;  // ncclCommFinalize done: destroy is then local
   std::vector<std::unique_ptr<ncclRegistration>> registrations;
   alloy::nccl::RedOpTable redOps;  // ncclRedOpCreatePreMulSum's operators
+  // The ranks of this communicator that this process created together, this one included (siblings.h);
+  // null for a rank created alone. With it: whether this rank's finalize and destroy were asked for, and
+  // its finalize's outcome once all of the set's have run.
+  std::shared_ptr<alloy::nccl::SiblingSet> siblings;
+  bool finalizeAsked = false;
+  bool destroyAsked = false;
+  alloyResult_t finalizeResult = alloySuccess;
+  std::string finalizeMessage;
 };
 
 // Returns the NCCL code of a failed Alloy step; its message is already recorded.

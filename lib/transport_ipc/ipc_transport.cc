@@ -112,6 +112,8 @@ alloyResult_t IpcTransport::prepare(int device, int nranks, long long timeoutMs,
   blob->workspaceBytes = bytes;
   ALLOY_CUDA_TRY(cudaIpcGetMemHandle(&blob->workspaceHandle, t->workspace_));
   ALLOY_CUDA_TRY(cudaIpcGetMemHandle(&blob->signalHandle, t->signals_));
+  blob->workspaceAddress = reinterpret_cast<uintptr_t>(t->workspace_);
+  blob->signalAddress = reinterpret_cast<uintptr_t>(t->signals_);
   *out = std::move(t);
   return alloySuccess;
 }
@@ -128,6 +130,10 @@ alloyResult_t IpcTransport::connect(const std::vector<EndpointBlob>& blobs, int 
     }
     if (!peer.hasIpc)
       return fail(alloyNotSupported, "rank %d has no GPU workspace (host-only or failed set-up)", r);
+    if (peer.pid == blobs[myRank].pid && peer.hostHash == blobs[myRank].hostHash) {
+      ALLOY_TRY(reachInProcess(peer, r));
+      continue;
+    }
     void* workspace = nullptr;
     void* signals = nullptr;
     cudaError_t err = cudaIpcOpenMemHandle(&workspace, peer.workspaceHandle, cudaIpcMemLazyEnablePeerAccess);
@@ -160,6 +166,25 @@ alloyResult_t IpcTransport::connect(const std::vector<EndpointBlob>& blobs, int 
   }
   // At most as wide as the widest launch of the other kernels, which is resident (above).
   v.directBlocks = static_cast<int>(std::min<long long>(directBlocks_, (2ll * v.nranks - 1) * v.channels));
+  return alloySuccess;
+}
+
+// A peer rank of this process, on another GPU (creation refuses two on one): its allocations are
+// addresses this process already holds, reached through peer access from this rank's device.
+alloyResult_t IpcTransport::reachInProcess(const EndpointBlob& peer, int r) {
+  cudaError_t err = cudaDeviceEnablePeerAccess(peer.cudaDevice, 0);
+  if (err == cudaErrorPeerAccessAlreadyEnabled) {
+    cudaGetLastError();  // enabled by another communicator of this process: what is needed
+    err = cudaSuccess;
+  }
+  if (err != cudaSuccess) {
+    cudaGetLastError();
+    return fail(alloyNotSupported,
+                "cannot reach rank %d's GPU memory (device %d of this process) from device %d: %s; the GPUs need "
+                "peer-to-peer access (NVLink or PCIe P2P)", r, peer.cudaDevice, device_, cudaGetErrorString(err));
+  }
+  view_.workspace[r] = reinterpret_cast<char*>(static_cast<uintptr_t>(peer.workspaceAddress));
+  view_.signals[r] = reinterpret_cast<uint64_t*>(static_cast<uintptr_t>(peer.signalAddress));
   return alloySuccess;
 }
 

@@ -42,6 +42,8 @@ class IpcTransport final : public LocalTransport {
 
  private:
   IpcTransport() = default;
+  // Points the view at rank r's memory, a peer in this process (connect).
+  alloyResult_t reachInProcess(const EndpointBlob& peer, int r);
 
   int device_ = -1;
   DeviceComm view_{};

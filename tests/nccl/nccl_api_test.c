@@ -35,21 +35,35 @@ static void checkIdentity(void) {
   for (int r = ncclSuccess; r < ncclNumResults; ++r) CHECK(ncclGetErrorString((ncclResult_t)r)[0] != '\0', "no text for %d", r);
 }
 
-static void checkQueries(ncclComm_t comm, int expectRank, int expectCount) {
-  int value = -7, device = -7, visible = 0;
+/* The CUDA devices this process sees (0 without a driver or device). */
+static int visibleDevices(void) {
+  int visible = 0;
+  if (cudaGetDeviceCount(&visible) != cudaSuccess) {
+    cudaGetLastError();
+    visible = 0;
+  }
+  return visible;
+}
+
+static void checkQueriesOn(ncclComm_t comm, int expectRank, int expectCount, int expectDevice) {
+  int value = -7, device = -7;
   CHECK_RESULT(ncclSuccess, NULL, ncclCommCount(comm, &value));
   CHECK(value == expectCount, "count %d, expected %d", value, expectCount);
   value = -7;
   CHECK_RESULT(ncclSuccess, NULL, ncclCommUserRank(comm, &value));
   CHECK(value == expectRank, "rank %d, expected %d", value, expectRank);
   CHECK_RESULT(ncclSuccess, NULL, ncclCommCuDevice(comm, &device));
-  if (cudaGetDeviceCount(&visible) != cudaSuccess) visible = 0;
-  int current = -1;
-  if (visible > 0) cudaGetDevice(&current);
-  CHECK(device == current, "device %d, expected %d (the current device; -1 without one)", device, current);
+  CHECK(device == expectDevice, "device %d, expected %d (-1: host-only)", device, expectDevice);
   ncclResult_t async = ncclInternalError;
   CHECK_RESULT(ncclSuccess, NULL, ncclCommGetAsyncError(comm, &async));
   CHECK(async == ncclSuccess, "async error %d", (int)async);
+}
+
+/* Queries of a communicator created on the current device (-1 without one). */
+static void checkQueries(ncclComm_t comm, int expectRank, int expectCount) {
+  int current = -1;
+  if (visibleDevices() > 0) cudaGetDevice(&current);
+  checkQueriesOn(comm, expectRank, expectCount, current);
 }
 
 /* Halves by rank, the order within each reversed by key; every rank checks its new rank against the one
@@ -222,7 +236,6 @@ static void checkRefusalsAndArguments(ncclComm_t comm, ncclUniqueId id) {
   config.blocking = 2;
   CHECK_RESULT(ncclInvalidArgument, "config->blocking is 2", ncclCommInitRankConfig(&out, 1, id, 0, &config));
 
-  CHECK_RESULT(ncclInvalidUsage, "one rank per process", ncclCommInitAll(&out, 2, NULL));
   const int missingDevice[1] = {64};
   CHECK_RESULT(ncclInvalidArgument, "devlist[0] is 64", ncclCommInitAll(&out, 1, missingDevice));
   CHECK_RESULT(ncclInvalidUsage, "symmetric", ncclCommWindowRegister(comm, &value, 4, NULL, 0));
@@ -239,11 +252,11 @@ static void checkRefusalsAndArguments(ncclComm_t comm, ncclUniqueId id) {
   CHECK_RESULT(ncclInvalidArgument, "buff is NULL", ncclCommRegister(comm, NULL, 1, &handle));
 }
 
-/* One rank per process also through a group (nccl-tests' way), and ncclCommInitAll of one device; both ranks of
- * one communicator in one group are refused. Each rank alone, no peers involved. */
+/* One rank per process also through a group (nccl-tests' way), and ncclCommInitAll of one device. Each rank
+ * alone, no peers involved. */
 static void checkProcessLocalCreations(void) {
   ncclUniqueId id;
-  ncclComm_t comm = NULL, second = NULL;
+  ncclComm_t comm = NULL;
   CHECK_RESULT(ncclSuccess, NULL, ncclGetUniqueId(&id));
   CHECK_RESULT(ncclSuccess, NULL, ncclGroupStart());
   CHECK_RESULT(ncclSuccess, NULL, ncclCommInitRank(&comm, 1, id, 0));
@@ -251,13 +264,6 @@ static void checkProcessLocalCreations(void) {
   CHECK(comm != NULL, "the group created nothing");
   if (comm != NULL) checkQueries(comm, 0, 1);
   CHECK_RESULT(ncclSuccess, NULL, ncclCommDestroy(comm));
-
-  CHECK_RESULT(ncclSuccess, NULL, ncclGetUniqueId(&id));
-  CHECK_RESULT(ncclSuccess, NULL, ncclGroupStart());
-  CHECK_RESULT(ncclSuccess, NULL, ncclCommInitRank(&comm, 2, id, 0));
-  CHECK_RESULT(ncclSuccess, NULL, ncclCommInitRank(&second, 2, id, 1));
-  CHECK_RESULT(ncclInvalidUsage, "one rank per process", ncclGroupEnd());
-  CHECK(comm == NULL && second == NULL, "a refused group left communicators");
 
   ncclUniqueId ids[2];
   for (int i = 0; i < 2; ++i) CHECK_RESULT(ncclSuccess, NULL, ncclGetUniqueId(&ids[i]));
@@ -269,7 +275,7 @@ static void checkProcessLocalCreations(void) {
 
   ncclComm_t all[1] = {NULL};
   CHECK_RESULT(ncclSuccess, NULL, ncclCommInitAll(all, 1, NULL));
-  if (all[0] != NULL) checkQueries(all[0], 0, 1);
+  if (all[0] != NULL) checkQueriesOn(all[0], 0, 1, visibleDevices() > 0 ? 0 : -1); /* NULL devlist: device 0 */
   CHECK_RESULT(ncclSuccess, NULL, ncclCommDestroy(all[0]));
 
   ncclConfig_t config = NCCL_CONFIG_INITIALIZER;
@@ -292,6 +298,57 @@ static void checkProcessLocalCreations(void) {
   unsetenv("ALLOY_BOOTSTRAP_TIMEOUT_MS");
 }
 
+/* Two ranks of one communicator in this process, by ncclCommInitAll and by one group of this thread
+ * (nccl-tests -g 2): created at once, and ended from this one thread, where each rank's finalize waits for
+ * the other's (it runs once the last of them asks). Host-only ranks where the process sees no GPU; with two
+ * GPUs or more, devices 0 and 1; on a single GPU both ranks would share it, which is refused. */
+static void checkRanksTogether(void) {
+  const int devices = visibleDevices();
+  int current = 0;
+  if (devices > 0) cudaGetDevice(&current);
+  ncclComm_t all[2] = {NULL, NULL};
+  if (devices != 1) {
+    CHECK_RESULT(ncclSuccess, NULL, ncclCommInitAll(all, 2, NULL));
+    for (int r = 0; r < 2; ++r)
+      if (all[r] != NULL) checkQueriesOn(all[r], r, 2, devices >= 2 ? r : -1);
+    CHECK_RESULT(ncclSuccess, NULL, ncclCommDestroy(all[0])); /* held: rank 1 has not asked yet */
+    CHECK_RESULT(ncclSuccess, NULL, ncclCommDestroy(all[1])); /* both finalize now, then both are freed */
+  } else {
+    CHECK_RESULT(ncclInvalidArgument, "ndev is 2 but this process sees 1 CUDA device", ncclCommInitAll(all, 2, NULL));
+  }
+  const int oneGpu[2] = {0, 0};
+  if (devices > 0) CHECK_RESULT(ncclInvalidArgument, "are both device 0", ncclCommInitAll(all, 2, oneGpu));
+
+  ncclUniqueId id;
+  ncclComm_t first = NULL, second = NULL;
+  CHECK_RESULT(ncclSuccess, NULL, ncclGetUniqueId(&id));
+  CHECK_RESULT(ncclSuccess, NULL, ncclGroupStart());
+  if (devices >= 2) cudaSetDevice(0);
+  CHECK_RESULT(ncclSuccess, NULL, ncclCommInitRank(&first, 2, id, 0));
+  if (devices >= 2) cudaSetDevice(1);
+  CHECK_RESULT(ncclSuccess, NULL, ncclCommInitRank(&second, 2, id, 1));
+  if (devices == 1) {
+    CHECK_RESULT(ncclInvalidUsage, "were both created on device 0", ncclGroupEnd());
+    CHECK(first == NULL && second == NULL, "a refused group left communicators");
+  } else {
+    CHECK_RESULT(ncclSuccess, NULL, ncclGroupEnd());
+    if (first != NULL) checkQueriesOn(first, 0, 2, devices >= 2 ? 0 : -1);
+    if (second != NULL) checkQueriesOn(second, 1, 2, devices >= 2 ? 1 : -1);
+    CHECK_RESULT(ncclSuccess, NULL, ncclCommFinalize(first)); /* held until rank 1 asks */
+    CHECK_RESULT(ncclInvalidUsage, "finalized already", ncclCommFinalize(first));
+    CHECK_RESULT(ncclSuccess, NULL, ncclCommFinalize(second));
+    CHECK_RESULT(ncclSuccess, NULL, ncclCommDestroy(second));
+    CHECK_RESULT(ncclSuccess, NULL, ncclCommDestroy(first));
+  }
+  if (devices > 0) cudaSetDevice(current);
+
+  CHECK_RESULT(ncclSuccess, NULL, ncclGetUniqueId(&id));
+  CHECK_RESULT(ncclSuccess, NULL, ncclGroupStart());
+  CHECK_RESULT(ncclSuccess, NULL, ncclCommInitRank(&first, 2, id, 0));
+  CHECK_RESULT(ncclSuccess, NULL, ncclCommInitRank(&second, 2, id, 0));
+  CHECK_RESULT(ncclInvalidArgument, "rank 0 of one communicator was created twice", ncclGroupEnd());
+}
+
 int main(int argc, char** argv) {
   MPI_Init(&argc, &argv);
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
@@ -309,6 +366,7 @@ int main(int argc, char** argv) {
     CHECK_RESULT(ncclSuccess, NULL, ncclCommDestroy(world));
   }
   checkProcessLocalCreations();
+  checkRanksTogether();
   /* The same job again, ended by abort (local) instead of destroy. */
   id = mpiSharedId(rank);
   CHECK_RESULT(ncclSuccess, NULL, ncclCommInitRank(&world, nranks, id, rank));

@@ -347,6 +347,13 @@ static void checkRanksTogether(void) {
   CHECK_RESULT(ncclSuccess, NULL, ncclCommInitRank(&first, 2, id, 0));
   CHECK_RESULT(ncclSuccess, NULL, ncclCommInitRank(&second, 2, id, 0));
   CHECK_RESULT(ncclInvalidArgument, "rank 0 of one communicator was created twice", ncclGroupEnd());
+  CHECK(first == NULL && second == NULL, "a refused group left communicators");
+  CHECK_RESULT(ncclSuccess, NULL, ncclGetUniqueId(&id));
+  CHECK_RESULT(ncclSuccess, NULL, ncclGroupStart());
+  CHECK_RESULT(ncclSuccess, NULL, ncclCommInitRank(&first, 2, id, 0));
+  CHECK_RESULT(ncclSuccess, NULL, ncclCommInitRank(&second, 3, id, 1));
+  CHECK_RESULT(ncclInvalidArgument, "created with nranks 2 and 3", ncclGroupEnd());
+  CHECK(first == NULL && second == NULL, "a refused group left communicators");
 }
 
 int main(int argc, char** argv) {

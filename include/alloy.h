@@ -99,6 +99,26 @@ ALLOY_API alloyResult_t alloyGetVersion(int* version);
  */
 ALLOY_API alloyResult_t alloyCommCreateFromMPI(MPI_Comm mpiComm, const alloyConfig_t* config,
                                                alloyComm_t* comm);
+/*
+ * Without MPI, and several ranks in one process: one process makes a unique id (it starts the bootstrap's
+ * root, a thread of that process) and shares it with every process by any means; each then creates its
+ * ranks of the communicator with it.
+ */
+#define ALLOY_UNIQUE_ID_BYTES 128
+typedef struct {
+  char internal[ALLOY_UNIQUE_ID_BYTES];
+} alloyUniqueId;
+ALLOY_API alloyResult_t alloyGetUniqueId(alloyUniqueId* id);
+/*
+ * Collective over the nranks ranks that pass id: creates this process's count ranks at once (a thread each):
+ * comms[i] is rank ranks[i], on CUDA device devices[i] (devices NULL: config's device rule for each). Each rank
+ * of a process needs a GPU of its own. All or none: on failure no comms[i] is written. config may be NULL.
+ */
+ALLOY_API alloyResult_t alloyCommInitRanks(const alloyUniqueId* id, int nranks, int count, const int ranks[],
+                                           const int devices[], const alloyConfig_t* config, alloyComm_t comms[]);
+/* alloyCommDestroy of count communicators at once (a thread each): ranks of one communicator that one thread
+ * drives must be destroyed together, since each destroy waits for every rank. */
+ALLOY_API alloyResult_t alloyCommDestroyAll(alloyComm_t comms[], int count);
 /* Collective; waits for the communicator's outstanding work on the device and for every rank (at most the
  * communicator's timeout: alloyTimeout; after a rank's alloyCommAbort every rank must abort), then frees
  * everything. */

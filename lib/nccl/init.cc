@@ -7,12 +7,12 @@
 #include <vector>
 
 #include "comm.h"
+#include "comm_ranks.h"
 #include "device_select.h"
 #include "error.h"
 #include "nccl_comm.h"
 #include "root.h"
 #include "siblings.h"
-#include "socket_bootstrap.h"
 
 static_assert(sizeof(ncclUniqueId) == alloy::kUniqueIdBytes, "an ncclUniqueId holds the bootstrap's id");
 
@@ -55,11 +55,9 @@ alloyResult_t checkInitArguments(const ncclComm_t* out, int nranks, int rank, co
 alloyResult_t createFromId(const uint8_t* id, int nranks, int rank, bool blocking, int device, ncclComm_t* out) {
   alloyConfig_t config = ALLOY_CONFIG_INITIALIZER;
   config.cudaDevice = device;
-  std::unique_ptr<Bootstrap> bootstrap;
-  ALLOY_TRY(SocketBootstrap::join(id, nranks, rank, &bootstrap));
   auto comm = std::make_unique<ncclComm>();
   comm->blocking = blocking;
-  ALLOY_TRY(commCreate(std::move(bootstrap), &config, &comm->alloy));
+  ALLOY_TRY(createRankFromId(id, nranks, rank, config, &comm->alloy));
   *out = comm.release();
   return alloySuccess;
 }

@@ -2,10 +2,9 @@
 
 #include <memory>
 #include <string>
-#include <system_error>
-#include <thread>
 
-#include "comm.h"
+#include "comm.h"  // alloyComm is deleted here: its destructor must be known
+#include "comm_ranks.h"
 #include "error.h"
 #include "nccl_comm.h"
 
@@ -20,36 +19,18 @@ struct SiblingSet {
 
 namespace {
 
-// Runs work(i) for i in [0, count) on a thread each and joins them; false (nothing run) where the threads
-// could not be started.
-template <typename Work>
-bool onThreads(size_t count, Work work) {
-  std::vector<std::thread> threads;
-  try {
-    for (size_t i = 0; i < count; ++i) threads.emplace_back(work, i);
-  } catch (const std::system_error&) {
-    for (std::thread& t : threads) t.join();
-    return false;
-  }
-  for (std::thread& t : threads) t.join();
-  return true;
-}
-
 // Each member's finalize, all at once (each waits for every rank of the communicator). Called with the
 // set's mutex held.
 void finalizeAll(SiblingSet* set) {
-  std::vector<ncclComm_t>& members = set->members;
-  const bool ran = onThreads(members.size(), [&members](size_t i) {
-    ncclComm_t m = members[i];
-    m->finalizeResult = commFinalize(m->alloy);
-    if (m->finalizeResult != alloySuccess) m->finalizeMessage = lastError();
-  });
-  for (ncclComm_t m : members) {
-    if (!ran) {
-      m->finalizeResult = alloyInternalError;
-      m->finalizeMessage = "the threads that finalize a process's ranks of one communicator could not be started";
-    }
-    m->finalized = true;
+  std::vector<alloyComm_t> comms;
+  for (ncclComm_t m : set->members) comms.push_back(m->alloy);
+  std::vector<alloyResult_t> results;
+  std::vector<std::string> messages;
+  finalizeTogether(comms, &results, &messages);
+  for (size_t i = 0; i < set->members.size(); ++i) {
+    set->members[i]->finalizeResult = results[i];
+    set->members[i]->finalizeMessage = messages[i];
+    set->members[i]->finalized = true;
   }
   set->finalized = true;
 }
@@ -80,30 +61,27 @@ void freeAll(const std::vector<ncclComm_t>& comms, ncclComm_t except) {
 }  // namespace
 
 alloyResult_t createTogether(const uint8_t* id, int nranks, const std::vector<RankToCreate>& ranks, bool blocking) {
-  std::vector<ncclComm_t> made(ranks.size(), nullptr);
-  std::vector<alloyResult_t> results(ranks.size(), alloyInternalError);
-  std::vector<std::string> messages(ranks.size());
-  const bool ran = onThreads(ranks.size(), [&](size_t i) {
-    results[i] = createFromId(id, nranks, ranks[i].rank, blocking, ranks[i].device, &made[i]);
-    if (results[i] != alloySuccess) messages[i] = lastError();
-  });
-  if (!ran) return fail(alloyInternalError, "the threads that create a process's ranks of one communicator could not be started");
-  for (size_t i = 0; i < ranks.size(); ++i) {
-    if (results[i] == alloySuccess) continue;
-    // Creation agrees on failures, so every rank failed; a rank that did not is let go without its peers.
-    for (ncclComm_t m : made) {
-      if (m == nullptr) continue;
-      alloyCommAbort(m->alloy);
-      delete m;
-    }
-    return fail(results[i], "%s", messages[i].c_str());
+  std::vector<RankOfId> wanted;
+  for (const RankToCreate& r : ranks) {
+    RankOfId w{r.rank, ALLOY_CONFIG_INITIALIZER};
+    w.config.cudaDevice = r.device;
+    wanted.push_back(w);
+  }
+  std::vector<alloyComm_t> made;
+  ALLOY_TRY(createRanksTogether(id, nranks, wanted, &made));
+  std::vector<ncclComm_t> wrapped;
+  for (alloyComm_t m : made) {
+    ncclComm_t comm = new ncclComm();
+    comm->alloy = m;
+    comm->blocking = blocking;
+    wrapped.push_back(comm);
   }
   if (ranks.size() > 1) {
     auto set = std::make_shared<SiblingSet>();
-    set->members = made;
-    for (ncclComm_t m : made) m->siblings = set;
+    set->members = wrapped;
+    for (ncclComm_t m : wrapped) m->siblings = set;
   }
-  for (size_t i = 0; i < ranks.size(); ++i) *ranks[i].out = made[i];
+  for (size_t i = 0; i < ranks.size(); ++i) *ranks[i].out = wrapped[i];
   return alloySuccess;
 }
 

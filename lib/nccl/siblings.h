@@ -23,9 +23,10 @@ struct RankToCreate {
   ncclComm_t* out;
 };
 
-// Creates ranks of the communicator of id (nranks in all) at once, one thread each; on success every *out
-// is set and the communicators form one sibling set (where there are several). All or none: on failure
-// no *out is set, and the first failure's message is the calling thread's last error.
+// Creates ranks of the communicator of id (nranks in all) at once, one thread each (createRanksTogether,
+// lib/assembly/comm_ranks.h); on success every *out is set and the communicators form one sibling set
+// (where there are several). All or none: on failure no *out is set, and the first failure's message is
+// the calling thread's last error.
 alloyResult_t createTogether(const uint8_t* id, int nranks, const std::vector<RankToCreate>& ranks, bool blocking);
 
 // ncclCommFinalize and ncclCommDestroy of a sibling (comm->siblings set): records the request; once every

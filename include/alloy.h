@@ -116,6 +116,14 @@ ALLOY_API alloyResult_t alloyGetUniqueId(alloyUniqueId* id);
  */
 ALLOY_API alloyResult_t alloyCommInitRanks(const alloyUniqueId* id, int nranks, int count, const int ranks[],
                                            const int devices[], const alloyConfig_t* config, alloyComm_t comms[]);
+/*
+ * Collective over the MPI communicator: every MPI process creates its count ranks of one communicator at
+ * once, comms[i] on devices[i] (NULL: config's device rule for each); ranks are numbered by MPI rank, then
+ * in order (process r's first rank is the sum of the counts of processes 0 .. r-1). Endpoints travel over
+ * the unique-id bootstrap, whose id travels over MPI. Destroy them with alloyCommDestroyAll.
+ */
+ALLOY_API alloyResult_t alloyCommCreateFromMPIRanks(MPI_Comm mpiComm, int count, const int devices[],
+                                                    const alloyConfig_t* config, alloyComm_t comms[]);
 /* alloyCommDestroy of count communicators at once (a thread each): ranks of one communicator that one thread
  * drives must be destroyed together, since each destroy waits for every rank. */
 ALLOY_API alloyResult_t alloyCommDestroyAll(alloyComm_t comms[], int count);

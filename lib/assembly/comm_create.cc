@@ -8,6 +8,7 @@
 #include <tuple>
 #include <unordered_map>
 #include <utility>
+#include <vector>
 
 #include "comm.h"
 #include "device_guard.h"
@@ -264,16 +265,17 @@ alloyResult_t commCreate(std::unique_ptr<Bootstrap> bootstrap, const alloyConfig
 
 }  // namespace alloy
 
-extern "C" ALLOY_API alloyResult_t alloyCommCreateFromMPI(MPI_Comm mpiComm, const alloyConfig_t* config,
-                                                          alloyComm_t* comm) {
+namespace {
+
+// MPI is running and mpiComm is an intra-communicator: what every creation from MPI needs.
+alloyResult_t checkMpiCommunicator(MPI_Comm mpiComm, const char* function) {
   using namespace alloy;
-  clearLastError();
   int initialized = 0, finalized = 0;
   MPI_Initialized(&initialized);
   MPI_Finalized(&finalized);
   if (!initialized || finalized)
-    return fail(alloyInvalidUsage, "MPI is %s: alloyCommCreateFromMPI needs MPI between MPI_Init and MPI_Finalize",
-                finalized ? "already finalized" : "not initialised");
+    return fail(alloyInvalidUsage, "MPI is %s: %s needs MPI between MPI_Init and MPI_Finalize",
+                finalized ? "already finalized" : "not initialised", function);
   if (mpiComm == MPI_COMM_NULL)
     return fail(alloyInvalidArgument, "mpiComm: MPI_COMM_NULL; expected an intra-communicator");
   int inter = 0;
@@ -281,8 +283,63 @@ extern "C" ALLOY_API alloyResult_t alloyCommCreateFromMPI(MPI_Comm mpiComm, cons
     return fail(alloyInvalidArgument, "mpiComm: not a valid MPI communicator");
   if (inter)
     return fail(alloyInvalidArgument, "mpiComm: an inter-communicator; expected an intra-communicator");
+  return alloySuccess;
+}
+
+}  // namespace
+
+extern "C" ALLOY_API alloyResult_t alloyCommCreateFromMPI(MPI_Comm mpiComm, const alloyConfig_t* config,
+                                                          alloyComm_t* comm) {
+  using namespace alloy;
+  clearLastError();
+  ALLOY_TRY(checkMpiCommunicator(mpiComm, "alloyCommCreateFromMPI"));
   std::unique_ptr<Bootstrap> bootstrap;
   ALLOY_TRY(MpiBootstrap::create(mpiComm, &bootstrap));
   return commCreate(std::move(bootstrap), config, comm);
+}
+
+// Every MPI process contributes its count ranks, numbered by MPI rank, then in order: the unique id of MPI
+// rank 0's root travels over the MPI communicator, and every process creates its ranks with it. The counts
+// and rank 0's id travel with a verdict, so that a process whose arguments or root failed makes every
+// process fail alike instead of leaving them waiting for its ranks.
+extern "C" ALLOY_API alloyResult_t alloyCommCreateFromMPIRanks(MPI_Comm mpiComm, int count, const int devices[],
+                                                               const alloyConfig_t* config, alloyComm_t comms[]) {
+  using namespace alloy;
+  clearLastError();
+  const char* fn = "alloyCommCreateFromMPIRanks";
+  ALLOY_TRY(checkMpiCommunicator(mpiComm, fn));
+  alloyResult_t mine = alloySuccess;
+  if (count < 1) mine = fail(alloyInvalidArgument, "%s: count is %d; expected at least 1", fn, count);
+  else if (comms == nullptr) mine = fail(alloyInvalidArgument, "%s: comms is NULL; expected room for count communicators", fn);
+  int rank = 0, size = 0;
+  PMPI_Comm_rank(mpiComm, &rank);
+  PMPI_Comm_size(mpiComm, &size);
+  const int myCount = mine == alloySuccess ? count : 0;  // 0: this process failed its arguments
+  std::vector<int> counts(size, 0);
+  if (PMPI_Allgather(&myCount, 1, MPI_INT, counts.data(), 1, MPI_INT, mpiComm) != MPI_SUCCESS)
+    return fail(alloyInternalError, "%s: MPI_Allgather of the ranks' counts failed", fn);
+  for (int r = 0; r < size && mine == alloySuccess; ++r)
+    if (counts[r] == 0) mine = fail(alloyInvalidArgument, "%s: MPI rank %d passed bad arguments (see its error)", fn, r);
+  if (mine != alloySuccess) return mine;
+  struct {
+    int32_t result;
+    alloyUniqueId id;
+  } root{};
+  if (rank == 0) {
+    root.result = alloyGetUniqueId(&root.id);
+    if (root.result != alloySuccess) logWarn("%s: %s", fn, lastError());
+  }
+  if (PMPI_Bcast(&root, sizeof(root), MPI_BYTE, 0, mpiComm) != MPI_SUCCESS)
+    return fail(alloyInternalError, "%s: MPI_Bcast of the unique id failed", fn);
+  if (root.result != alloySuccess)
+    return fail(static_cast<alloyResult_t>(root.result), "%s: MPI rank 0 could not start the bootstrap's root", fn);
+  int first = 0, total = 0;
+  for (int r = 0; r < size; ++r) {
+    if (r < rank) first += counts[r];
+    total += counts[r];
+  }
+  std::vector<int> ranks(count);
+  for (int i = 0; i < count; ++i) ranks[i] = first + i;
+  return alloyCommInitRanks(&root.id, total, count, ranks.data(), devices, config, comms);
 }
 

@@ -37,17 +37,18 @@ bool threadHasCudaContext() {
   return getCurrent != nullptr && getCurrent(&context) == 0 && context != nullptr;
 }
 
+}  // namespace
+
 int visibleDevices(cudaError_t* err) {
   int count = 0;
-  *err = cudaGetDeviceCount(&count);
-  if (*err != cudaSuccess) {
+  const cudaError_t result = cudaGetDeviceCount(&count);
+  if (err != nullptr) *err = result;
+  if (result != cudaSuccess) {
     cudaGetLastError();  // clear the sticky-free error so later CUDA calls are not confused by it
     count = 0;
   }
   return count;
 }
-
-}  // namespace
 
 int chooseDevice(int visible, bool threadHasContext, int currentDevice, int localRank) {
   if (visible <= 0) return -1;

@@ -1,6 +1,8 @@
 // Which CUDA device a new communicator uses.
 #pragma once
 
+#include <cuda_runtime.h>
+
 #include "alloy.h"
 
 namespace alloy {
@@ -8,6 +10,10 @@ namespace alloy {
 // requested is alloyConfig_t::cudaDevice. On success *device is an ordinal, or -1 when the machine has no
 // CUDA device and none was requested (host-only mode). -1 follows the device rule (deviceByRule).
 alloyResult_t selectCudaDevice(int requested, int* device);
+
+// The CUDA devices this process sees: 0 without a driver or a device (the query's error, cleared, in *err
+// where err is not NULL).
+int visibleDevices(cudaError_t* err = nullptr);
 
 // The device rule, the same for every door where the caller names no device (alloyCommCreate* with
 // cudaDevice -1, the MPIX calls, the NCCL API): the calling thread's current device when the thread has

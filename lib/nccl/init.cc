@@ -159,11 +159,7 @@ ncclResult_t ncclCommInitAll(ncclComm_t* comm, int ndev, const int* devlist) {
   alloy::clearLastError();
   if (comm == nullptr) return toNccl(alloy::fail(alloyInvalidArgument, "ncclCommInitAll: comm is NULL; expected an array of ndev"));
   if (ndev < 1) return toNccl(alloy::fail(alloyInvalidArgument, "ncclCommInitAll: ndev is %d; expected at least 1", ndev));
-  int count = 0;
-  if (cudaGetDeviceCount(&count) != cudaSuccess) {
-    cudaGetLastError();
-    count = 0;
-  }
+  const int count = alloy::visibleDevices();
   if (devlist == nullptr && count > 0 && ndev > count)
     return toNccl(alloy::fail(alloyInvalidArgument, "ncclCommInitAll: ndev is %d but this process sees %d CUDA "
                               "device%s (a NULL devlist takes devices 0 .. ndev - 1)", ndev, count, count == 1 ? "" : "s"));

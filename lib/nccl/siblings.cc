@@ -50,9 +50,8 @@ std::vector<ncclComm_t> settle(SiblingSet* set) {
   return freed;
 }
 
-void freeAll(const std::vector<ncclComm_t>& comms, ncclComm_t except) {
+void freeAll(const std::vector<ncclComm_t>& comms) {
   for (ncclComm_t m : comms) {
-    if (m == except) continue;
     delete m->alloy;
     delete m;
   }
@@ -100,7 +99,7 @@ alloyResult_t endSibling(ncclComm_t comm, bool destroy) {
       message = comm->finalizeMessage;
     }
   }
-  freeAll(freed, nullptr);  // comm among them where its destroy was asked and its finalize has run
+  freeAll(freed);  // comm among them where its destroy was asked and its finalize has run
   return result == alloySuccess ? alloySuccess : fail(result, "%s", message.c_str());
 }
 
@@ -115,7 +114,7 @@ void leaveSiblings(ncclComm_t comm) {
     set->members.swap(kept);
     if (!set->members.empty()) freed = settle(set.get());
   }
-  freeAll(freed, comm);
+  freeAll(freed);  // comm left the set first: its caller frees it
 }
 
 }  // namespace nccl

@@ -2,23 +2,13 @@
 // place (MPI rank r holds ranks 2r and 2r + 1 of 2 x size), every process's ranks end together, and a
 // process with bad arguments makes every process fail alike instead of leaving them waiting. Ranks take two
 // GPUs of their own where the process sees two or more, and are host-only where it sees none.
-#include <cuda_runtime.h>
-
+#include "device_select.h"
 #include "mpi_test_util.h"
 
 namespace {
 
-int visibleGpus() {
-  int visible = 0;
-  if (cudaGetDeviceCount(&visible) != cudaSuccess) {
-    cudaGetLastError();
-    visible = 0;
-  }
-  return visible;
-}
-
 TEST(SeveralRanks, EveryProcessCreatesTwoRanksInMpiRankOrder) {
-  const int visible = visibleGpus();
+  const int visible = alloy::visibleDevices();
   if (visible == 1) GTEST_SKIP() << "the two ranks of a process would share the one GPU";
   // Processes of one machine take different GPU pairs where there are four.
   const int local = worldRank() % 2;

@@ -1,26 +1,17 @@
 // alloyGetUniqueId, alloyCommInitRanks and alloyCommDestroyAll (alloy.h): ranks of one communicator made and
 // ended by one thread, a process's ranks beside another thread's, and every refused argument naming itself.
 // Ranks take GPUs 0 and 1 where the process sees two or more, and are host-only where it sees none.
-#include <cuda_runtime.h>
 #include <gtest/gtest.h>
 
 #include <string>
 #include <thread>
 
 #include "alloy.h"
+#include "device_select.h"
 
 namespace {
 
 bool has(const char* text, const char* part) { return std::string(text).find(part) != std::string::npos; }
-
-int visibleDevices() {
-  int visible = 0;
-  if (cudaGetDeviceCount(&visible) != cudaSuccess) {
-    cudaGetLastError();
-    visible = 0;
-  }
-  return visible;
-}
 
 void expectPlace(alloyComm_t comm, int rank, int count, int device) {
   int value = -7;
@@ -33,7 +24,7 @@ void expectPlace(alloyComm_t comm, int rank, int count, int device) {
 }
 
 TEST(CommRanks, OneThreadMakesAndEndsTwoRanks) {
-  const int visible = visibleDevices();
+  const int visible = alloy::visibleDevices();
   if (visible == 1) GTEST_SKIP() << "the two ranks of this process would share the one GPU";
   alloyUniqueId id;
   ASSERT_EQ(alloyGetUniqueId(&id), alloySuccess) << alloyGetLastError(nullptr);
@@ -48,7 +39,7 @@ TEST(CommRanks, OneThreadMakesAndEndsTwoRanks) {
 
 // Three ranks: this thread makes ranks 0 and 2, another thread rank 1 (as another process would).
 TEST(CommRanks, TwoRanksOfAThreadBesideAnotherThreadsRank) {
-  if (visibleDevices() > 0) GTEST_SKIP() << "host-only ranks only: the device rule would give ranks one GPU";
+  if (alloy::visibleDevices() > 0) GTEST_SKIP() << "host-only ranks only: the device rule would give ranks one GPU";
   alloyUniqueId id;
   ASSERT_EQ(alloyGetUniqueId(&id), alloySuccess) << alloyGetLastError(nullptr);
   alloyResult_t otherMade = alloyInternalError, otherEnded = alloyInternalError;

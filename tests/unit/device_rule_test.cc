@@ -29,19 +29,10 @@ TEST(DeviceRule, NoVisibleDeviceMeansHostOnly) {
   EXPECT_EQ(chooseDevice(0, true, 1, 3), -1);
 }
 
-int visibleDevices() {
-  int count = 0;
-  if (cudaGetDeviceCount(&count) != cudaSuccess) {
-    cudaGetLastError();
-    count = 0;
-  }
-  return count;
-}
-
 // On a thread of its own, which has not used CUDA: the local rank's device, which becomes the thread's
 // current one (on the CPU machine: -1, host-only).
 TEST(DeviceRule, AFreshThreadGetsItsLocalRanksDeviceMadeCurrent) {
-  const int count = visibleDevices();
+  const int count = alloy::visibleDevices();
   int device = -2, current = -2;
   alloyResult_t result = alloyInternalError;
   std::thread fresh([&] {
@@ -60,7 +51,7 @@ TEST(DeviceRule, AFreshThreadGetsItsLocalRanksDeviceMadeCurrent) {
 
 // A thread that chose its device first keeps it, whatever the local rank says.
 TEST(DeviceRule, AThreadThatSetItsDeviceKeepsIt) {
-  const int count = visibleDevices();
+  const int count = alloy::visibleDevices();
   if (count == 0) GTEST_SKIP() << "skipped: no CUDA device";
   const int chosen = (alloy::launcherLocalRank() + 1) % count;
   int device = -2;

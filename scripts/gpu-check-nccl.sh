@@ -170,6 +170,9 @@ mode_nccl() {
   lines+=("$(framework_run torch 4 -x LD_PRELOAD="$lib" python3 "$py/torch_distributed.py" || echo BAD)")
   lines+=("$(framework_run ctypes 2 python3 "$py/ctypes_graph.py" "$lib" || echo BAD)")
   lines+=("$(framework_run cupy 2 -x LD_PRELOAD="$lib" python3 "$py/cupy_comm.py" || echo BAD)")
+  # One process driving every GPU (ncclCommInitAll, groups of several communicators; issue #34).
+  [ "$NGPU" -ge 2 ] && lines+=("$(framework_run cupy-initAll 1 -x LD_PRELOAD="$lib" python3 "$py/cupy_init_all.py" ||
+    echo BAD)")
   local n4p_site
   if n4p_site=$(nccl4py_site "$RESULTS/nccl4py"); then
     lines+=("$(framework_run nccl4py 2 -x LD_PRELOAD="$lib" -x PYTHONPATH="$n4p_site" python3 "$py/nccl4py_comm.py" ||

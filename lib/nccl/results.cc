@@ -3,6 +3,7 @@
 
 #include "alloy_nccl.h"
 #include "error.h"
+#include "log.h"
 #include "nccl_comm.h"
 
 // The NCCL enums are passed through unchanged, so their values must be Alloy's.
@@ -19,6 +20,9 @@ namespace alloy {
 namespace nccl {
 
 ncclResult_t toNccl(alloyResult_t result) {
+  // Programs that never call ncclGetLastError (nccl-tests defines a weak one of its own that returns "")
+  // still get the reason: ALLOY_DEBUG=INFO logs the message of every failed call.
+  if (result != alloySuccess && logLevel() >= LogLevel::Info) logInfo("failed: %s", lastError());
   switch (result) {
     case alloyTimeout: return ncclRemoteError;
     case alloyNotSupported: return ncclInvalidUsage;

@@ -54,6 +54,17 @@ def main():
     dist.all_reduce(x, op=dist.ReduceOp.MAX)
     same("all_reduce max", x, torch.stack([inputs_of(r, 4, n, torch.float32) for r in range(WORLD)]).max(0).values)
 
+    # PREMUL_SUM (ncclRedOpCreatePreMulSum; FSDP's gradient scaling): each input times the factor, then summed.
+    # A factor of 3 keeps the integers' sums exact in float32.
+    premul = dist._make_nccl_premul_sum(3.0)
+    x = inputs_of(RANK, 13, n, torch.float32).to(dev)
+    dist.all_reduce(x, op=premul)
+    same("all_reduce PREMUL_SUM(3.0)", x, 3 * sum(inputs_of(r, 13, n, torch.int64) for r in range(WORLD)).to(torch.float32))
+    out = poisoned(n, torch.float32, dev)
+    dist.reduce_scatter_tensor(out, inputs_of(RANK, 14, n * WORLD, torch.float32).to(dev), op=premul)
+    total = 3 * sum(inputs_of(r, 14, n * WORLD, torch.int64) for r in range(WORLD)).to(torch.float32)
+    same("reduce_scatter_tensor PREMUL_SUM(3.0)", out, total[RANK * n:(RANK + 1) * n])
+
     root = WORLD - 1
     x = inputs_of(RANK, 5, n, torch.float32).to(dev) if RANK == root else poisoned(n, torch.float32, dev)
     dist.broadcast(x, src=root)

@@ -173,6 +173,11 @@ mode_nccl() {
   # One process driving every GPU (ncclCommInitAll, groups of several communicators; issue #34).
   [ "$NGPU" -ge 2 ] && lines+=("$(framework_run cupy-initAll 1 -x LD_PRELOAD="$lib" python3 "$py/cupy_init_all.py" ||
     echo BAD)")
+  if ! python3 -c "import jax" 2>/dev/null; then
+    lines+=("jax: not run (python3 has no jax)")
+  elif [ "$NGPU" -ge 2 ]; then
+    lines+=("$(framework_run jax 1 -x LD_PRELOAD="$lib" python3 "$py/jax_collectives.py" || echo BAD)")
+  fi
   local n4p_site
   if n4p_site=$(nccl4py_site "$RESULTS/nccl4py"); then
     lines+=("$(framework_run nccl4py 2 -x LD_PRELOAD="$lib" -x PYTHONPATH="$n4p_site" python3 "$py/nccl4py_comm.py" ||

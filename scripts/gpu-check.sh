@@ -32,7 +32,8 @@
 #   bash scripts/gpu-check.sh nccl      Alloy's libnccl.so.2 (docs/nccl-compat.md) built from the wheel's
 #                                       nccl.h: its ctests, nccl-tests (NVIDIA's source in
 #                                       .thirdparty/nccl-tests, carried) with -c 1 for every operation, and
-#                                       torch.distributed, a ctypes wrapper in a CUDA graph and CuPy on it
+#                                       torch.distributed, a ctypes wrapper in a CUDA graph and CuPy on it,
+#                                       CuPy's initAll and JAX in one process over every GPU
 #                                       (tests/nccl_frameworks); scripts/gpu-check-nccl.sh
 #   bash scripts/gpu-check.sh versus    NVIDIA's nccl-tests built once against NVIDIA's NCCL (the wheel), every
 #                                       operation run on it and then on Alloy's libnccl.so.2 (LD_LIBRARY_PATH

@@ -5,6 +5,7 @@
 
 #include "error.h"
 #include "exchange.h"
+#include "mpi_retired.h"
 
 namespace alloy {
 
@@ -12,6 +13,7 @@ alloyResult_t MpiBootstrap::create(MPI_Comm userComm, std::unique_ptr<Bootstrap>
   MPI_Comm dup = MPI_COMM_NULL;
   if (MPI_Comm_dup(userComm, &dup) != MPI_SUCCESS) return fail(alloyInternalError, "MPI_Comm_dup of mpiComm failed");
   MPI_Comm_set_errhandler(dup, MPI_ERRORS_RETURN);
+  freeRetiredThatCompleted();
   out->reset(new MpiBootstrap(dup));
   return alloySuccess;
 }
@@ -26,9 +28,8 @@ MpiBootstrap::~MpiBootstrap() {
   int finalized = 0;
   MPI_Finalized(&finalized);
   if (finalized) return;
-  int completed = 1;
-  if (abandoned_ != MPI_REQUEST_NULL) PMPI_Test(&abandoned_, &completed, MPI_STATUS_IGNORE);
-  if (completed) PMPI_Comm_free(&comm_);
+  retire(comm_, unwaited_);
+  freeRetiredThatCompleted();
 }
 
 alloyResult_t MpiBootstrap::allgather(const void* mine, size_t bytes, std::vector<uint8_t>* all) {
@@ -49,9 +50,9 @@ alloyResult_t MpiBootstrap::minimum(int mine, int* lowest) {
 alloyResult_t MpiBootstrap::barrier(const std::function<void()>& progress, long long timeoutMs) {
   // Nonblocking, so that a peer that never comes (it aborted, or died without taking the job down) ends
   // the wait at timeoutMs instead of hanging the destroy that called it.
-  if (abandoned_ != MPI_REQUEST_NULL) {
+  if (unwaited_ != MPI_REQUEST_NULL) {
     int completed = 0;
-    PMPI_Test(&abandoned_, &completed, MPI_STATUS_IGNORE);
+    PMPI_Test(&unwaited_, &completed, MPI_STATUS_IGNORE);
     if (!completed)
       return fail(alloyTimeout, "rank %d: an earlier barrier of this communicator still waits for ranks that "
                   "never came", rank_);
@@ -65,10 +66,9 @@ alloyResult_t MpiBootstrap::barrier(const std::function<void()>& progress, long 
       return fail(alloyInternalError, "MPI_Test of the barrier failed");
     if (done) return alloySuccess;
     if (std::chrono::steady_clock::now() > deadline) {
-      abandoned_ = request;
+      unwaited_ = request;
       return fail(alloyTimeout, "rank %d: the other ranks did not all reach the barrier within %lld ms (the "
-                  "communicator's timeout): a rank that aborted the communicator never will (alloyCommAbort "
-                  "is local: after one rank aborts, every rank must abort)", rank_, timeoutMs);
+                  "communicator's timeout): a rank that died, or waits outside Alloy, never will", rank_, timeoutMs);
     }
     if (progress) {
       progress();
@@ -76,6 +76,19 @@ alloyResult_t MpiBootstrap::barrier(const std::function<void()>& progress, long 
       std::this_thread::yield();
     }
   }
+}
+
+void MpiBootstrap::enterBarrierAndLeave() {
+  // An earlier barrier that timed out still pends: the ranks are out of step already, and a second
+  // barrier could only pair with the wrong one.
+  if (unwaited_ != MPI_REQUEST_NULL) return;
+  // An abort may come from a watchdog thread (PyTorch's does): MPI may be entered from there only where
+  // the program asked for MPI_THREAD_MULTIPLE.
+  int provided = MPI_THREAD_SINGLE, isMain = 0;
+  PMPI_Query_thread(&provided);
+  PMPI_Is_thread_main(&isMain);
+  if (!isMain && provided != MPI_THREAD_MULTIPLE) return;
+  if (PMPI_Ibarrier(comm_, &unwaited_) != MPI_SUCCESS) unwaited_ = MPI_REQUEST_NULL;
 }
 
 }  // namespace alloy

@@ -27,14 +27,16 @@ class MpiBootstrap final : public Bootstrap {
                                   BootstrapPath* used) override;
   alloyResult_t minimum(int mine, int* lowest) override;
   alloyResult_t barrier(const std::function<void()>& progress, long long timeoutMs) override;
+  void enterBarrierAndLeave() override;
 
  private:
   explicit MpiBootstrap(MPI_Comm comm);
   MPI_Comm comm_;
-  // The request of a barrier that gave up: MPI allows neither freeing nor cancelling a nonblocking
-  // collective's request, nor freeing a communicator with one pending, so the destructor frees the
-  // communicator only if the late peers have completed it by then.
-  MPI_Request abandoned_ = MPI_REQUEST_NULL;
+  // A barrier this rank no longer waits for: one that timed out, or the one an abort entered. MPI allows
+  // neither freeing nor cancelling a nonblocking collective's request, nor freeing a communicator before
+  // the collectives on it complete everywhere (a late message would reach whatever communicator reuses
+  // its context id), so the destructor hands both to the retired list (mpi_retired.h) while it pends.
+  MPI_Request unwaited_ = MPI_REQUEST_NULL;
   int rank_ = 0;
   int nranks_ = 0;
 };

@@ -39,6 +39,11 @@ class Bootstrap {
   // have not all entered within timeoutMs (a rank that aborted its communicator never will); the
   // bootstrap then serves nothing more.
   virtual alloyResult_t barrier(const std::function<void()>& progress, long long timeoutMs) = 0;
+  // alloyCommAbort: enters the barrier that the destroy of the other ranks waits in, without waiting for
+  // them, so that ranks which destroy while this one aborts are not held to their timeout. A bootstrap
+  // that cannot enter without staying (the unique-id ring, where every rank forwards the others' tokens)
+  // does nothing, and the others' barrier ends at its timeout.
+  virtual void enterBarrierAndLeave() {}
 };
 
 // Collective: every rank's value of a plain type, by rank.

@@ -162,6 +162,8 @@ ALLOY_API alloyResult_t alloyCommAbort(alloyComm_t comm) {
     // The proxy fails the network channel and releases its doorbell, so no stream waits on it.
     if (comm->net) comm->net->abort();
     cudaDeviceSynchronize();  // kernels see the abort flag and return; the error is already recorded
+    // Nothing of this rank touches peers' memory any more: ranks that destroy instead need not wait for it.
+    comm->bootstrap->enterBarrierAndLeave();
   }
   delete comm;
   return alloySuccess;

@@ -5,6 +5,7 @@
 // receives.
 #include "alloy_nccl.h"
 #include "datatype.h"
+#include "device_guard.h"
 #include "error.h"
 #include "nccl_comm.h"
 #include "reductions.h"
@@ -36,9 +37,12 @@ alloyResult_t check(const ncclComm* comm, const char* function) {
 
 // NCCL's alltoall may run in place (nccl-tests does), Alloy's may not (every block would be overwritten while
 // peers still read it): the send blocks go to stream-ordered scratch first, which CUDA graphs capture as an
-// allocation node, and the scratch is freed on the stream once the operation is done with it.
-alloyResult_t inPlaceAlltoAll(void* buffer, size_t count, alloyDataType_t datatype, alloyComm_t comm,
+// allocation node, and the scratch is freed on the stream once the operation is done with it. The
+// allocation is made on the communicator's device: NCCL's callers need not make it current (nccl-tests -g
+// calls every communicator of a group with the last device current).
+alloyResult_t inPlaceAlltoAll(void* buffer, size_t count, alloyDataType_t datatype, alloyComm_t comm, int device,
                               cudaStream_t stream) {
+  alloy::DeviceGuard guard(device);
   int nranks = 0;
   ALLOY_TRY(alloyCommCount(comm, &nranks));
   const size_t elementBytes = alloy::dataTypeSize(datatype);
@@ -154,7 +158,7 @@ ncclResult_t ncclAlltoAll(const void* sendbuff, void* recvbuff, size_t count, nc
   // A host-only communicator refuses the call itself, naming why.
   if (sendbuff != recvbuff || count == 0 || device < 0)
     return toNccl(alloyAlltoAll(sendbuff, recvbuff, count, type(datatype), comm->alloy, stream));
-  return toNccl(inPlaceAlltoAll(recvbuff, count, type(datatype), comm->alloy, stream));
+  return toNccl(inPlaceAlltoAll(recvbuff, count, type(datatype), comm->alloy, device, stream));
 }
 
 ncclResult_t ncclAlltoAllv(const void* sendbuff, const size_t sendcounts[], const size_t sdispls[], void* recvbuff,

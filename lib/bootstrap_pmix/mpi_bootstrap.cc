@@ -88,6 +88,8 @@ void MpiBootstrap::enterBarrierAndLeave() {
   PMPI_Query_thread(&provided);
   PMPI_Is_thread_main(&isMain);
   if (!isMain && provided != MPI_THREAD_MULTIPLE) return;
+  // Posted and left: MPI completes it as this process makes its next MPI calls, the retired list's sweeps
+  // among them.
   if (PMPI_Ibarrier(comm_, &unwaited_) != MPI_SUCCESS) unwaited_ = MPI_REQUEST_NULL;
 }
 

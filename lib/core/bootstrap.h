@@ -36,8 +36,8 @@ class Bootstrap {
   virtual alloyResult_t minimum(int mine, int* lowest) = 0;
   // Collective: returns once every rank has entered, calling progress (when set) while it waits, so that
   // a transport whose peers need this rank's help to finish keeps moving. alloyTimeout when the others
-  // have not all entered within timeoutMs (a rank that aborted its communicator never will); the
-  // bootstrap then serves nothing more.
+  // have not all entered within timeoutMs (a rank that died never will, nor one that aborted where
+  // enterBarrierAndLeave cannot enter); the bootstrap then serves nothing more.
   virtual alloyResult_t barrier(const std::function<void()>& progress, long long timeoutMs) = 0;
   // alloyCommAbort: enters the barrier that the destroy of the other ranks waits in, without waiting for
   // them, so that ranks which destroy while this one aborts are not held to their timeout. A bootstrap

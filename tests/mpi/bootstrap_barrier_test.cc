@@ -1,5 +1,5 @@
-// The bootstraps' barrier, which alloyCommDestroy waits in, ends at its timeout when a rank never comes (a
-// rank that aborted its communicator never destroys it): alloyTimeout with a message that says why, after
+// The bootstraps' barrier, which alloyCommDestroy waits in, ends at its timeout when a rank never comes (it
+// died, or aborted where its bootstrap cannot enter the barrier): alloyTimeout with a message that says why, after
 // about the timeout, on every rank that came; and the MPI bootstrap's late rank still gets through, since
 // the others' barrier stays posted. An aborting rank enters the MPI bootstrap's barrier without waiting.
 #include <unistd.h>

@@ -2,8 +2,6 @@
 
 #include <memory>
 #include <set>
-#include <system_error>
-#include <thread>
 
 #include "comm.h"
 #include "error.h"
@@ -11,24 +9,6 @@
 #include "socket_bootstrap.h"
 
 namespace alloy {
-namespace {
-
-// Runs work(i) for i in [0, count) on a thread each and joins them; false, with nothing run, where the
-// threads could not be started.
-template <typename Work>
-bool onThreads(size_t count, Work work) {
-  std::vector<std::thread> threads;
-  try {
-    for (size_t i = 0; i < count; ++i) threads.emplace_back(work, i);
-  } catch (const std::system_error&) {
-    for (std::thread& t : threads) t.join();
-    return false;
-  }
-  for (std::thread& t : threads) t.join();
-  return true;
-}
-
-}  // namespace
 
 alloyResult_t createRankFromId(const uint8_t id[kUniqueIdBytes], int nranks, int rank, const alloyConfig_t& config,
                                alloyComm_t* out) {

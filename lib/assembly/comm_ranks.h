@@ -6,12 +6,29 @@
 
 #include <cstdint>
 #include <string>
+#include <system_error>
+#include <thread>
 #include <vector>
 
 #include "alloy.h"
 #include "unique_id.h"
 
 namespace alloy {
+
+// Runs work(i) for i in [0, count) on a thread each and joins them; false where the threads could not all be
+// started (those that were are joined first).
+template <typename Work>
+bool onThreads(size_t count, Work work) {
+  std::vector<std::thread> threads;
+  try {
+    for (size_t i = 0; i < count; ++i) threads.emplace_back(work, i);
+  } catch (const std::system_error&) {
+    for (std::thread& t : threads) t.join();
+    return false;
+  }
+  for (std::thread& t : threads) t.join();
+  return true;
+}
 
 // Rank `rank` of the communicator of id (nranks in all), joined through the id's root and created with
 // config (config.cudaDevice: its device, -1 by the device rule). Collective over the nranks ranks.

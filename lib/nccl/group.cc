@@ -2,9 +2,10 @@
 // end (nccl-tests creates its communicator that way), where the communicators are created one after the
 // other, in the order of their ids, so that every process creates the communicators they share in the same
 // order; several ranks of one communicator in the group (nccl-tests -g, JAX) are created at once, a thread
-// each (siblings.h).
+// each (siblings.h). Splits inside a group wait for its end too, and then run at once, a thread each.
 #include <algorithm>
 #include <cstring>
+#include <string>
 #include <vector>
 
 #include "error.h"
@@ -27,6 +28,7 @@ struct PendingInit {
 struct InitGroup {
   int depth = 0;
   std::vector<PendingInit> pending;
+  std::vector<SplitRequest> splits;
 };
 
 thread_local InitGroup group;
@@ -74,6 +76,13 @@ alloyResult_t runPendingInits(std::vector<PendingInit> inits) {
 
 }  // namespace
 
+bool deferSplit(const SplitRequest& request) {
+  if (group.depth == 0) return false;
+  if (request.out != nullptr) *request.out = nullptr;  // set at ncclGroupEnd
+  group.splits.push_back(request);
+  return true;
+}
+
 bool deferInit(ncclComm_t* out, int nranks, const ncclUniqueId& id, int rank, bool blocking, int device) {
   if (group.depth == 0) return false;
   *out = nullptr;  // set at ncclGroupEnd
@@ -98,14 +107,21 @@ ncclResult_t ncclGroupEnd() {
   alloy::clearLastError();
   if (group.depth == 0)
     return toNccl(alloy::fail(alloyInvalidUsage, "ncclGroupEnd: no group is open on this thread (call ncclGroupStart first)"));
-  alloyResult_t inits = alloySuccess;
+  alloyResult_t inits = alloySuccess, splits = alloySuccess;
   if (--group.depth == 0 && !group.pending.empty()) {
     std::vector<PendingInit> pending;
     pending.swap(group.pending);
     inits = runPendingInits(std::move(pending));
   }
+  std::string initsMessage = inits != alloySuccess ? alloy::lastError() : "";
+  if (group.depth == 0 && !group.splits.empty()) {
+    std::vector<SplitRequest> requests;
+    requests.swap(group.splits);
+    splits = splitTogether(requests);
+  }
   const alloyResult_t operations = alloyGroupEnd();
-  return toNccl(inits != alloySuccess ? inits : operations);
+  if (inits != alloySuccess) return toNccl(alloy::fail(inits, "%s", initsMessage.c_str()));
+  return toNccl(splits != alloySuccess ? splits : operations);
 }
 
 ncclResult_t ncclGroupSimulateEnd(ncclSimInfo_t*) {

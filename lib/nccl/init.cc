@@ -118,7 +118,46 @@ alloyResult_t split(ncclComm_t parent, int color, int key, bool blocking, ncclCo
                       newRank, blocking, parent->alloy->cudaDevice, out);
 }
 
+// A split whose local checks are done: every rank of the parent learns whether all passed, then splits.
+// *out receives the child (NULL for NCCL_SPLIT_NOCOLOR); out may be NULL only where the checks failed.
+alloyResult_t splitChecked(const SplitRequest& request, ncclComm_t* out) {
+  if (request.checks != alloySuccess) fail(request.checks, "%s", request.checksMessage.c_str());
+  ALLOY_TRY(agree(*request.parent->alloy->bootstrap, request.checks, "ncclCommSplit's argument checks"));
+  return split(request.parent, request.color, request.key, request.blocking, out);
+}
+
 }  // namespace
+
+alloyResult_t splitTogether(const std::vector<SplitRequest>& requests) {
+  std::vector<ncclComm_t> children(requests.size(), nullptr);
+  std::vector<alloyResult_t> results(requests.size(), alloyInternalError);
+  std::vector<std::string> messages(requests.size());
+  const bool ran = onThreads(requests.size(), [&](size_t i) {
+    results[i] = splitChecked(requests[i], &children[i]);
+    if (results[i] != alloySuccess) messages[i] = lastError();
+  });
+  if (!ran) return fail(alloyInternalError, "ncclGroupEnd: the threads that split the group's communicators could not be started");
+  // Children of one sibling set split to one color are ranks of one new communicator, all in this process.
+  std::vector<bool> placed(requests.size(), false);
+  for (size_t i = 0; i < requests.size(); ++i) {
+    if (children[i] == nullptr || placed[i] || !requests[i].parent->siblings) continue;
+    std::vector<ncclComm_t> set{children[i]};
+    for (size_t j = i + 1; j < requests.size(); ++j) {
+      if (children[j] != nullptr && !placed[j] && requests[j].parent->siblings == requests[i].parent->siblings &&
+          requests[j].color == requests[i].color) {
+        set.push_back(children[j]);
+        placed[j] = true;
+      }
+    }
+    if (set.size() > 1) formSiblings(set);
+  }
+  for (size_t i = 0; i < requests.size(); ++i)
+    if (requests[i].out != nullptr) *requests[i].out = children[i];
+  for (size_t i = 0; i < requests.size(); ++i)
+    if (results[i] != alloySuccess) return fail(results[i], "%s", messages[i].c_str());
+  return alloySuccess;
+}
+
 }  // namespace nccl
 }  // namespace alloy
 
@@ -183,19 +222,19 @@ ncclResult_t ncclCommInitAll(ncclComm_t* comm, int ndev, const int* devlist) {
 
 ncclResult_t ncclCommSplit(ncclComm_t comm, int color, int key, ncclComm_t* newcomm, ncclConfig_t* config) {
   alloy::clearLastError();
-  alloyResult_t result = checkComm(comm, "ncclCommSplit");
-  if (result != alloySuccess) return toNccl(result);
+  ALLOY_NCCL_TRY(checkComm(comm, "ncclCommSplit"));
+  SplitRequest request{comm, color, key, comm->blocking, newcomm, alloySuccess, ""};
   if (newcomm == nullptr)
-    result = alloy::fail(alloyInvalidArgument, "ncclCommSplit: newcomm is NULL; expected a pointer to receive the communicator");
-  if (result == alloySuccess && color < 0 && color != NCCL_SPLIT_NOCOLOR)
-    result = alloy::fail(alloyInvalidArgument, "ncclCommSplit: color is %d; expected a color >= 0 or NCCL_SPLIT_NOCOLOR",
-                         color);
-  bool blocking = comm->blocking;
-  if (result == alloySuccess) result = readConfig(config, "ncclCommSplit", &blocking);
-  // Every rank learns whether all arguments passed before any takes part in the split's exchanges.
-  result = alloy::agree(*comm->alloy->bootstrap, result, "ncclCommSplit's argument checks");
-  if (result != alloySuccess) return toNccl(result);
-  return toNccl(split(comm, color, key, blocking, newcomm));
+    request.checks = alloy::fail(alloyInvalidArgument, "ncclCommSplit: newcomm is NULL; expected a pointer to receive the communicator");
+  if (request.checks == alloySuccess && color < 0 && color != NCCL_SPLIT_NOCOLOR)
+    request.checks = alloy::fail(alloyInvalidArgument, "ncclCommSplit: color is %d; expected a color >= 0 or NCCL_SPLIT_NOCOLOR",
+                                 color);
+  if (request.checks == alloySuccess) request.checks = readConfig(config, "ncclCommSplit", &request.blocking);
+  if (request.checks != alloySuccess) request.checksMessage = alloy::lastError();
+  // Inside a group the split waits for the group's end, a failed one too: its failure is returned now, and
+  // agreed with the parent's other ranks then, so that none of them waits for this one.
+  if (deferSplit(request)) return toNccl(request.checks);
+  return toNccl(splitChecked(request, newcomm));
 }
 
 ncclResult_t ncclCommShrink(ncclComm_t, int*, int, ncclComm_t*, ncclConfig_t*, int) {

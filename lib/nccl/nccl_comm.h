@@ -77,5 +77,26 @@ alloyResult_t checkInitArguments(const ncclComm_t* out, int nranks, int rank, co
 // Inside ncclGroupStart/End, creations wait for the group's end (group.cc).
 bool deferInit(ncclComm_t* out, int nranks, const ncclUniqueId& id, int rank, bool blocking, int device);
 
+// One ncclCommSplit: its parent, its arguments, and the outcome of its local checks (agreed with the
+// parent's other ranks when the split runs).
+struct SplitRequest {
+  ncclComm_t parent;
+  int color;
+  int key;
+  bool blocking;
+  ncclComm_t* out;
+  alloyResult_t checks;
+  std::string checksMessage;
+};
+
+// Inside ncclGroupStart/End, splits wait for the group's end too (group.cc): a split is collective over
+// its parent, so ranks of one parent that this thread drives (siblings.h) must split at once.
+bool deferSplit(const SplitRequest& request);
+
+// The splits of a group, at once, a thread each (init.cc); the children of siblings split to one color
+// become siblings. Every *out is written (NULL for NCCL_SPLIT_NOCOLOR and for a failed split); the first
+// failure is returned with its message.
+alloyResult_t splitTogether(const std::vector<SplitRequest>& requests);
+
 }  // namespace nccl
 }  // namespace alloy

@@ -75,13 +75,15 @@ alloyResult_t createTogether(const uint8_t* id, int nranks, const std::vector<Ra
     comm->blocking = blocking;
     wrapped.push_back(comm);
   }
-  if (ranks.size() > 1) {
-    auto set = std::make_shared<SiblingSet>();
-    set->members = wrapped;
-    for (ncclComm_t m : wrapped) m->siblings = set;
-  }
+  if (ranks.size() > 1) formSiblings(wrapped);
   for (size_t i = 0; i < ranks.size(); ++i) *ranks[i].out = wrapped[i];
   return alloySuccess;
+}
+
+void formSiblings(const std::vector<ncclComm_t>& comms) {
+  auto set = std::make_shared<SiblingSet>();
+  set->members = comms;
+  for (ncclComm_t m : comms) m->siblings = set;
 }
 
 alloyResult_t endSibling(ncclComm_t comm, bool destroy) {

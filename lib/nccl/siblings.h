@@ -1,5 +1,6 @@
-// Ranks of one communicator that this process creates together: ncclCommInitAll over several devices, or
-// several ranks of one id created in one group (nccl-tests -g, JAX's one process per host). One thread
+// Ranks of one communicator that this process creates together: ncclCommInitAll over several devices,
+// several ranks of one id created in one group (nccl-tests -g, JAX's one process per host), or the children
+// of such ranks split in one group. One thread
 // usually drives them all, so a step that waits for every rank of the communicator cannot run for one
 // sibling after the other on that thread: creation, and the collective half of the end (Alloy's finalize:
 // the device drain and a barrier). Creation runs one thread per rank; each sibling's finalize is held until
@@ -28,6 +29,9 @@ struct RankToCreate {
 // (where there are several). All or none: on failure no *out is set, and the first failure's message is
 // the calling thread's last error.
 alloyResult_t createTogether(const uint8_t* id, int nranks, const std::vector<RankToCreate>& ranks, bool blocking);
+
+// Makes comms (ranks of one communicator that this process created together; two or more) one sibling set.
+void formSiblings(const std::vector<ncclComm_t>& comms);
 
 // ncclCommFinalize and ncclCommDestroy of a sibling (comm->siblings set): records the request; once every
 // sibling of the set has asked for its finalize, runs them all at once and returns comm's result, and frees

@@ -302,6 +302,40 @@ static void checkProcessLocalCreations(void) {
  * (nccl-tests -g 2): created at once, and ended from this one thread, where each rank's finalize waits for
  * the other's (it runs once the last of them asks). Host-only ranks where the process sees no GPU; with two
  * GPUs or more, devices 0 and 1; on a single GPU both ranks would share it, which is refused. */
+/* ncclCommSplit of both ranks of a process (made by ncclCommInitAll) from one thread, in one group as NCCL asks:
+   the children run on their parents' devices, ranked by key; a color of one rank; a bad argument of one rank
+   fails both without a wait; the children end from this thread as their parents do. */
+static void checkSplitsTogether(ncclComm_t parents[2], int devices) {
+  ncclComm_t child[2] = {NULL, NULL};
+  CHECK_RESULT(ncclSuccess, NULL, ncclGroupStart());
+  for (int r = 0; r < 2; ++r) CHECK_RESULT(ncclSuccess, NULL, ncclCommSplit(parents[r], 0, 1 - r, &child[r], NULL));
+  CHECK_RESULT(ncclSuccess, NULL, ncclGroupEnd());
+  CHECK(child[0] != NULL && child[1] != NULL, "a grouped split of two ranks left %s", child[0] ? "rank 1 without a child" : "rank 0 without a child");
+  for (int r = 0; r < 2; ++r)
+    if (child[r] != NULL) checkQueriesOn(child[r], 1 - r, 2, devices >= 2 ? r : -1);
+
+  ncclComm_t alone[2] = {NULL, NULL};
+  CHECK_RESULT(ncclSuccess, NULL, ncclGroupStart());
+  CHECK_RESULT(ncclSuccess, NULL, ncclCommSplit(parents[0], NCCL_SPLIT_NOCOLOR, 0, &alone[0], NULL));
+  CHECK_RESULT(ncclSuccess, NULL, ncclCommSplit(parents[1], 7, 0, &alone[1], NULL));
+  CHECK_RESULT(ncclSuccess, NULL, ncclGroupEnd());
+  CHECK(alone[0] == NULL, "NCCL_SPLIT_NOCOLOR gave a communicator");
+  if (alone[1] != NULL) {
+    checkQueriesOn(alone[1], 0, 1, devices >= 2 ? 1 : -1);
+    CHECK_RESULT(ncclSuccess, NULL, ncclCommDestroy(alone[1]));
+  }
+
+  alone[0] = alone[1] = NULL;
+  CHECK_RESULT(ncclSuccess, NULL, ncclGroupStart());
+  CHECK_RESULT(ncclInvalidArgument, "color is -5", ncclCommSplit(parents[0], -5, 0, &alone[0], NULL));
+  CHECK_RESULT(ncclSuccess, NULL, ncclCommSplit(parents[1], 0, 0, &alone[1], NULL));
+  CHECK_RESULT(ncclInvalidArgument, "color is -5", ncclGroupEnd());
+  CHECK(alone[0] == NULL && alone[1] == NULL, "a failed split left communicators");
+
+  CHECK_RESULT(ncclSuccess, NULL, ncclCommDestroy(child[0])); /* held until its sibling asks */
+  CHECK_RESULT(ncclSuccess, NULL, ncclCommDestroy(child[1]));
+}
+
 static void checkRanksTogether(void) {
   const int devices = visibleDevices();
   int current = 0;
@@ -311,6 +345,7 @@ static void checkRanksTogether(void) {
     CHECK_RESULT(ncclSuccess, NULL, ncclCommInitAll(all, 2, NULL));
     for (int r = 0; r < 2; ++r)
       if (all[r] != NULL) checkQueriesOn(all[r], r, 2, devices >= 2 ? r : -1);
+    if (all[0] != NULL && all[1] != NULL) checkSplitsTogether(all, devices);
     CHECK_RESULT(ncclSuccess, NULL, ncclCommDestroy(all[0])); /* held: rank 1 has not asked yet */
     CHECK_RESULT(ncclSuccess, NULL, ncclCommDestroy(all[1])); /* both finalize now, then both are freed */
   } else {

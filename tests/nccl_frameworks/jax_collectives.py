@@ -3,8 +3,9 @@ host; XLA creates one NCCL communicator rank per GPU and launches each collectiv
 
 Run as one process with Alloy's library preloaded (LD_PRELOAD: the CUDA plugin of jaxlib loads libnccl.so.2
 by its soname, which then resolves to the library already loaded). psum, psum_scatter, all_gather,
-all_to_all and ppermute run under shard_map over a mesh of every GPU, on integer-valued float32 data (exact
-sums), and each result is checked against a NumPy reference computed from the same inputs.
+all_to_all and ppermute run under shard_map over a mesh of every GPU, and a psum over one axis of a 2-D
+mesh, on integer-valued float32 data (exact sums); each result is checked against a NumPy reference
+computed from the same inputs.
 """
 import os
 import sys
@@ -63,6 +64,17 @@ def main():
     ring = [(i, (i + 1) % n) for i in range(n)]
     got = over_mesh(lambda a: jax.lax.ppermute(a, "x", perm=ring), rows)
     check(P, "ppermute (ring)", numpy.array_equal(got, numpy.roll(rows, 1, axis=0)))
+
+    # A psum over one axis of a 2-D mesh: XLA builds communicators of the sub-groups (by ncclCommSplit of the
+    # whole clique's ranks, from this one thread, where it splits).
+    if n >= 4 and n % 2 == 0:
+        half = n // 2
+        mesh2 = Mesh(numpy.array(devices).reshape(2, half), ("a", "b"))
+        fn = jax.jit(jax.shard_map(lambda a: jax.lax.psum(a, "b"), mesh=mesh2, in_specs=PS(("a", "b")),
+                                   out_specs=PS(("a", "b")), check_vma=False))
+        got = numpy.asarray(fn(jax.device_put(jnp.asarray(rows), NamedSharding(mesh2, PS(("a", "b"))))))
+        want = numpy.concatenate([numpy.tile(rows[g * half:(g + 1) * half].sum(0), (half, 1)) for g in range(2)])
+        check(P, f"psum over one axis of a 2 x {half} mesh", numpy.array_equal(got, want))
 
     finish(P)
 

@@ -3,7 +3,9 @@
 // non-blocking config (which then never sees ncclInProgress).
 #include <algorithm>
 #include <cstring>
+#include <map>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "comm.h"
@@ -138,19 +140,12 @@ alloyResult_t splitTogether(const std::vector<SplitRequest>& requests) {
   });
   if (!ran) return fail(alloyInternalError, "ncclGroupEnd: the threads that split the group's communicators could not be started");
   // Children of one sibling set split to one color are ranks of one new communicator, all in this process.
-  std::vector<bool> placed(requests.size(), false);
-  for (size_t i = 0; i < requests.size(); ++i) {
-    if (children[i] == nullptr || placed[i] || !requests[i].parent->siblings) continue;
-    std::vector<ncclComm_t> set{children[i]};
-    for (size_t j = i + 1; j < requests.size(); ++j) {
-      if (children[j] != nullptr && !placed[j] && requests[j].parent->siblings == requests[i].parent->siblings &&
-          requests[j].color == requests[i].color) {
-        set.push_back(children[j]);
-        placed[j] = true;
-      }
-    }
-    if (set.size() > 1) formSiblings(set);
-  }
+  std::map<std::pair<const SiblingSet*, int>, std::vector<ncclComm_t>> newSets;
+  for (size_t i = 0; i < requests.size(); ++i)
+    if (children[i] != nullptr && requests[i].parent->siblings)
+      newSets[{requests[i].parent->siblings.get(), requests[i].color}].push_back(children[i]);
+  for (const auto& entry : newSets)
+    if (entry.second.size() > 1) formSiblings(entry.second);
   for (size_t i = 0; i < requests.size(); ++i)
     if (requests[i].out != nullptr) *requests[i].out = children[i];
   for (size_t i = 0; i < requests.size(); ++i)

@@ -1,9 +1,8 @@
 // Ranks of one communicator that this process creates together: ncclCommInitAll over several devices,
 // several ranks of one id created in one group (nccl-tests -g, JAX's one process per host), or the children
-// of such ranks split in one group. One thread
-// usually drives them all, so a step that waits for every rank of the communicator cannot run for one
-// sibling after the other on that thread: creation, and the collective half of the end (Alloy's finalize:
-// the device drain and a barrier). Creation runs one thread per rank; each sibling's finalize is held until
+// of such ranks split in one group. One thread usually drives them all, so a step that waits for every rank
+// of the communicator cannot run for one sibling after the other on that thread: creation, and the
+// collective half of the end (Alloy's finalize: the device drain and a barrier). Creation runs one thread per rank; each sibling's finalize is held until
 // the last sibling of the set asks for its own, and then they all run at once, one thread each.
 #pragma once
 

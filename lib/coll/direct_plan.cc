@@ -45,12 +45,38 @@ DirectFit fitDirect(const DeviceComm& c, const size_t* partBytes, int parts, siz
   return fit;
 }
 
+DirectWindows windowsFor(const DeviceComm& c, size_t largestPart) {
+  DirectWindows w{false, 0, 0};
+  if (c.nranks <= 0 || largestPart == 0) return w;
+  w.windowBytes = c.directAreaBytes / (2 * static_cast<size_t>(c.nranks)) & ~size_t{15};
+  if (w.windowBytes == 0) return w;
+  const size_t windows = (largestPart + w.windowBytes - 1) / w.windowBytes;
+  w.windows = static_cast<int>(windows < kDirectMaxWindows ? windows : kDirectMaxWindows);
+  w.fits = windows <= kDirectMaxWindows;
+  return w;
+}
+
 bool DirectPlan::fits(size_t total) {
   const bool byParts = args_.algorithm == kDirectTwoShot || args_.algorithm == kDirectReduceScatter;
-  const DirectFit fit = fitDirect(args_.comm, args_.partBytes, byParts ? args_.comm.nranks : 1, total, directLimits());
+  const int parts = byParts ? args_.comm.nranks : 1;
+  const DirectLimits limits = directLimits();
+  const DirectFit fit = fitDirect(args_.comm, args_.partBytes, parts, total, limits);
   args_.protocol = fit.protocol;
   args_.slotStride = fit.slotStride;
-  return fit.fits;
+  size_t largest = 0;
+  for (int p = 0; p < parts; ++p) largest = args_.partBytes[p] > largest ? args_.partBytes[p] : largest;
+  args_.windowBytes = largest;
+  args_.windows = 1;
+  if (fit.fits || !byParts || fit.protocol != kDirectBulk || total > limits.directMax || args_.comm.directBlocks <= 0)
+    return fit.fits;
+  // Too large for one area: in windows through its halves.
+  for (int p = 0; p < parts; ++p)
+    if (args_.partBytes[p] == 0) return false;
+  const DirectWindows w = windowsFor(args_.comm, largest);
+  args_.slotStride = w.windowBytes;
+  args_.windowBytes = w.windowBytes;
+  args_.windows = w.windows;
+  return w.fits;
 }
 
 bool DirectPlan::planOneShot(const void* src, void* dst, size_t bytes) {

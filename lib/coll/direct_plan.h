@@ -30,11 +30,22 @@ struct DirectFit {
 };
 DirectFit fitDirect(const DeviceComm& c, const size_t* partBytes, int parts, size_t total, const DirectLimits& limits);
 
+// Windows for a two-shot or reduce-scatter whose parts (the largest of largestPart bytes) do not fit one
+// bulk area (direct_kernel.h): each window carries windowBytes of every part through half an area;
+// `fits` false when the areas are too small for a window or more than kDirectMaxWindows would be needed.
+struct DirectWindows {
+  bool fits;
+  size_t windowBytes;
+  int windows;
+};
+DirectWindows windowsFor(const DeviceComm& c, size_t largestPart);
+
 class DirectPlan {
  public:
   // operation: what the launch serves, for fault reports.
   DirectPlan(alloyComm_t comm, alloyDataType_t type, alloyRedOp_t op, Operation operation);
-  // Each returns false, planning nothing, when a slot of the size it needs per rank does not fit.
+  // Each returns false, planning nothing, when a slot of the size it needs per rank does not fit (two-shot
+  // and reduce-scatter: when not even windows of half an area do, or ALLOY_DIRECT_MAX_BYTES is exceeded).
   // One-shot allreduce of `bytes`.
   bool planOneShot(const void* src, void* dst, size_t bytes);
   // Two-shot allreduce of `count` elements of elementSize bytes, cut into parts by partOf (algorithm.h).

@@ -10,6 +10,8 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "thread_team.cuh"
+
 namespace alloy {
 
 // Bytes [shift, shift + 16) of the 32 bytes lo:hi (little-endian), for shift in 0..15.
@@ -27,9 +29,9 @@ __device__ inline uint4 byteWindow(const uint4& lo, const uint4& hi, unsigned sh
 }
 
 // vectors 16-byte stores to vd; source vector i starts `shift` bytes into the aligned vector vs[i]
-// (shift 0: plain vector copy).
-__device__ inline void vectorCopy(uint4* vd, const uint4* vs, unsigned shift, size_t vectors) {
-  const size_t tid = threadIdx.x, nthreads = blockDim.x;
+// (shift 0: plain vector copy), by the threads of team t.
+__device__ inline void vectorCopy(uint4* vd, const uint4* vs, unsigned shift, size_t vectors, Team t) {
+  const size_t tid = t.rank, nthreads = t.size;
   constexpr int kUnroll = 4;
   size_t i = tid;
   if (shift == 0) {
@@ -57,8 +59,9 @@ __device__ inline void vectorCopy(uint4* vd, const uint4* vs, unsigned shift, si
   for (; i < vectors; i += nthreads) vd[i] = byteWindow(__ldcg(vs + i), __ldcg(vs + i + 1), shift);
 }
 
-__device__ inline void blockCopy(char* dst, const char* src, size_t bytes) {
-  const size_t tid = threadIdx.x, nthreads = blockDim.x;
+// By the threads of team t (default: the whole block).
+__device__ inline void blockCopy(char* dst, const char* src, size_t bytes, Team t = wholeBlock()) {
+  const size_t tid = t.rank, nthreads = t.size;
   const uintptr_t d = reinterpret_cast<uintptr_t>(dst);
   size_t head = (16 - (d & 15)) & 15;  // bytes until the destination is aligned
   if (head > bytes) head = bytes;
@@ -74,7 +77,7 @@ __device__ inline void blockCopy(char* dst, const char* src, size_t bytes) {
   if (vectors > 0 && (s & 15) != 0 && aligned + 16 * (vectors + 1) > reinterpret_cast<uintptr_t>(src + bytes))
     --vectors;
   vectorCopy(reinterpret_cast<uint4*>(dst + head), reinterpret_cast<const uint4*>(aligned),
-             static_cast<unsigned>(s & 15), vectors);
+             static_cast<unsigned>(s & 15), vectors, t);
 
   for (size_t k = head + vectors * 16 + tid; k < bytes; k += nthreads) dst[k] = __ldcg(src + k);
 }

@@ -12,6 +12,7 @@
 #include <cstring>
 
 #include "reduce_ops.cuh"
+#include "thread_team.cuh"
 
 namespace alloy {
 
@@ -85,11 +86,12 @@ __device__ inline void reduceVectors(char* const* dst, int numDst, const char* c
 }
 
 // in[0..n) are the inputs in rank order, dst[0..numDst) the destinations; bytes is a whole number of
-// elements.
+// elements. By the threads of team t (default: the whole block).
 template <typename T, int Op>
-__device__ void blockReduce(char* const* dst, int numDst, const char* const* in, int n, size_t bytes) {
+__device__ void blockReduce(char* const* dst, int numDst, const char* const* in, int n, size_t bytes,
+                            Team t = wholeBlock()) {
   using A = Accumulate<T>;
-  const size_t tid = threadIdx.x, nthreads = blockDim.x;
+  const size_t tid = t.rank, nthreads = t.size;
   bool aligned = true;
   for (int d = 0; d < numDst; ++d) aligned = aligned && (reinterpret_cast<uintptr_t>(dst[d]) & 15) == 0;
   for (int q = 0; q < n; ++q) aligned = aligned && (reinterpret_cast<uintptr_t>(in[q]) & 15) == 0;

@@ -3,6 +3,7 @@
 #include "block_reduce.cuh"
 #include "direct_common.cuh"
 #include "direct_protocols.h"
+#include "thread_team.cuh"
 
 namespace alloy {
 namespace direct {
@@ -22,16 +23,15 @@ __device__ void storeToPeers(const DirectLaunch& a, int generation, const char* 
   for (int d = 0; d < count; ++d) blockCopy(dsts[d], src, bytes);
 }
 
-// Bulk steps end with flags numbered 2 * epoch + 1 and 2 * epoch + 2 within the block's epoch-th
-// operation, so that the flags only grow. Each function returns false when a wait was cut short.
+// Each function returns false when a wait was cut short.
 template <typename T, int Op>
 __device__ bool oneShotBulk(const DirectLaunch& a, int generation, uint64_t epoch) {
   const DeviceComm& c = a.comm;
   const int me = c.rank, n = c.nranks;
   const Share s = shareOf(a.partBytes[0], blockIdx.x, 16);
   storeToPeers(a, generation, a.src + s.first, s.first, s.bytes);
-  arrive(c, 2 * epoch + 1);
-  if (!awaitPeers(c, 2 * epoch + 1)) return false;
+  arrive(c, stepFlag(epoch, 1));
+  if (!awaitPeers(c, stepFlag(epoch, 1))) return false;
   const char* inputs[kMaxLocalRanks];
   for (int q = 0; q < n; ++q) inputs[q] = q == me ? a.src + s.first : slotOf(a, me, generation, kInputs, q) + s.first;
   char* dst = a.dst + s.first;
@@ -39,42 +39,94 @@ __device__ bool oneShotBulk(const DirectLaunch& a, int generation, uint64_t epoc
   return true;
 }
 
-// Two-shot and reduce-scatter in bulk. In place (dst == src) is safe: a block reads and writes only its
-// own share of each part, and its own part's share is read before it is written, element by element.
+// This block's bytes of part p in window k: `inPart` from the part's start, `inSlot` from the slot's.
+struct WindowShare {
+  size_t inPart, inSlot, bytes;
+};
+__device__ inline WindowShare windowShare(const DirectLaunch& a, int p, int k) {
+  const Share s = shareOf(a.windowBytes, blockIdx.x, 16);
+  const size_t first = static_cast<size_t>(k) * a.windowBytes + s.first;
+  const size_t end = first + s.bytes < a.partBytes[p] ? first + s.bytes : a.partBytes[p];
+  return WindowShare{first, s.first, first < end ? end - first : 0};
+}
+
+// Window k of every peer's part, from this rank's input into its slot at that peer.
+__device__ void storeWindow(const DirectLaunch& a, int generation, int k, Team t) {
+  for (int j = 0; j < a.comm.nranks - 1; ++j) {
+    const int p = peerInTurn(a.comm, j);
+    const WindowShare s = windowShare(a, p, k);
+    blockCopy(slotOf(a, p, generation, kInputs, a.comm.rank, k) + s.inSlot, a.src + a.partFirst[p] + s.inPart,
+              s.bytes, t);
+  }
+}
+
+// Window k of this rank's part, reduced from its own input and the peers' slots into its output and, for
+// a two-shot, into its slot in every peer's result area.
+template <typename T, int Op>
+__device__ void reduceWindow(const DirectLaunch& a, int generation, int k, Team t) {
+  const int me = a.comm.rank, n = a.comm.nranks;
+  const bool twoShot = a.algorithm == kDirectTwoShot;
+  const WindowShare s = windowShare(a, me, k);
+  const char* inputs[kMaxLocalRanks];
+  for (int q = 0; q < n; ++q)
+    inputs[q] = q == me ? a.src + a.partFirst[me] + s.inPart : slotOf(a, me, generation, kInputs, q, k) + s.inSlot;
+  char* dsts[kMaxLocalRanks];
+  int count = 0;
+  dsts[count++] = (twoShot ? a.dst + a.partFirst[me] : a.dst) + s.inPart;
+  if (twoShot) {
+    for (int p = 0; p < n; ++p)
+      if (p != me) dsts[count++] = slotOf(a, p, generation, kResults, me, k) + s.inSlot;
+  }
+  blockReduce<T, Op>(dsts, count, inputs, n, s.bytes, t);
+}
+
+// Window k of every peer's reduced part, from this rank's result area into its output (two-shot).
+__device__ void copyOutWindow(const DirectLaunch& a, int generation, int k, Team t) {
+  for (int q = 0; q < a.comm.nranks; ++q) {
+    if (q == a.comm.rank) continue;
+    const WindowShare r = windowShare(a, q, k);
+    blockCopy(a.dst + a.partFirst[q] + r.inPart, slotOf(a, a.comm.rank, generation, kResults, q, k) + r.inSlot,
+              r.bytes, t);
+  }
+}
+
+// Two-shot and reduce-scatter in bulk, window after window. Step 1 follows the stores of window 0; step
+// k + 2 follows round k, in which half of the threads store window k + 1 while the others reduce window k
+// and copy out window k - 1 (the whole block does what is left when one half has nothing). Why no
+// acknowledgement is needed: a block exchanges bytes only with the same block of its peers (every window's
+// shares are cut alike), and before round k it has seen every peer finish round k - 1. So
+//   - window k + 1's stores go into half (k + 1) % 2 of a peer's input area, which the peer last read for
+//     window k - 1, in round k - 1;
+//   - window k is reduced from this rank's own input area, filled by the peers before step k + 1;
+//   - window k's results go into half k % 2 of a peer's result area, which the peer last copied out for
+//     window k - 2, in round k - 1; and window k - 1's results, copied out in round k, were stored by the
+//     peers in round k - 1 and are overwritten only in round k + 1, after this rank's step k + 2.
+// A reduce-scatter needs no step after its last round. In place (dst == src) is safe: within one round the
+// threads read and write different windows, and a block reads its own part's bytes before writing them,
+// element by element.
 template <typename T, int Op>
 __device__ bool byPartsBulk(const DirectLaunch& a, int generation, uint64_t epoch) {
   const DeviceComm& c = a.comm;
-  const int me = c.rank, n = c.nranks;
   const bool twoShot = a.algorithm == kDirectTwoShot;
-  for (int j = 0; j < n - 1; ++j) {
-    const int p = peerInTurn(c, j);
-    const Share s = shareOf(a.partBytes[p], blockIdx.x, 16);
-    blockCopy(slotOf(a, p, generation, kInputs, me) + s.first, a.src + a.partFirst[p] + s.first, s.bytes);
+  const bool storing = threadIdx.x < blockDim.x / 2;
+  const Team half = splitBlock(blockDim.x / 2);
+  storeWindow(a, generation, 0, wholeBlock());
+  arrive(c, stepFlag(epoch, 1));
+  if (!awaitPeers(c, stepFlag(epoch, 1))) return false;
+  for (int k = 0; k < a.windows; ++k) {
+    const bool more = k + 1 < a.windows;
+    if (more && storing) {
+      storeWindow(a, generation, k + 1, half);
+    } else {
+      const Team t = more ? half : wholeBlock();
+      reduceWindow<T, Op>(a, generation, k, t);
+      if (twoShot && k > 0) copyOutWindow(a, generation, k - 1, t);
+    }
+    if (!more && !twoShot) return true;
+    arrive(c, stepFlag(epoch, k + 2));
+    if (!awaitPeers(c, stepFlag(epoch, k + 2))) return false;
   }
-  arrive(c, 2 * epoch + 1);
-  if (!awaitPeers(c, 2 * epoch + 1)) return false;
-
-  const Share s = shareOf(a.partBytes[me], blockIdx.x, 16);
-  const char* inputs[kMaxLocalRanks];
-  for (int q = 0; q < n; ++q)
-    inputs[q] = q == me ? a.src + a.partFirst[me] + s.first : slotOf(a, me, generation, kInputs, q) + s.first;
-  char* dsts[kMaxLocalRanks];
-  int count = 0;
-  dsts[count++] = (twoShot ? a.dst + a.partFirst[me] : a.dst) + s.first;
-  if (twoShot) {
-    for (int p = 0; p < n; ++p)
-      if (p != me) dsts[count++] = slotOf(a, p, generation, kResults, me) + s.first;
-  }
-  blockReduce<T, Op>(dsts, count, inputs, n, s.bytes);
-  if (!twoShot) return true;
-
-  arrive(c, 2 * epoch + 2);
-  if (!awaitPeers(c, 2 * epoch + 2)) return false;
-  for (int q = 0; q < n; ++q) {
-    if (q == me) continue;
-    const Share r = shareOf(a.partBytes[q], blockIdx.x, 16);
-    blockCopy(a.dst + a.partFirst[q] + r.first, slotOf(a, me, generation, kResults, q) + r.first, r.bytes);
-  }
+  copyOutWindow(a, generation, a.windows - 1, wholeBlock());
   return true;
 }
 

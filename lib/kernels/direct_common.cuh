@@ -45,9 +45,16 @@ __device__ inline int sourceInTurn(const DeviceComm& c, int j) {
   return (c.rank + c.nranks - 1 - (blockIdx.x + j) % (c.nranks - 1)) % c.nranks;
 }
 
-// Where source rank src's slot starts in a bulk area of a generation in rank's workspace.
-__device__ inline char* slotOf(const DirectLaunch& a, int rank, int generation, int area, int src) {
-  return a.comm.workspace[rank] + directAreaOffset(a.comm, false, generation, area) + src * a.slotStride;
+// Where source rank src's slot for window `window` starts in a bulk area of a generation in rank's
+// workspace (windows alternate between the two halves of the area when there are several).
+__device__ inline char* slotOf(const DirectLaunch& a, int rank, int generation, int area, int src, int window = 0) {
+  const size_t half = a.windows > 1 ? static_cast<size_t>(window & 1) * a.comm.nranks * a.slotStride : 0;
+  return a.comm.workspace[rank] + directAreaOffset(a.comm, false, generation, area) + half + src * a.slotStride;
+}
+
+// The flag of bulk step `step` (from 1) of the block's epoch-th operation: it only grows (direct_kernel.h).
+__device__ inline uint64_t stepFlag(uint64_t epoch, int step) {
+  return (epoch << kDirectStepBits) + static_cast<uint64_t>(step);
 }
 
 // The lines of rank's slot for src in a line area of a generation that carry bytes from `first` on.

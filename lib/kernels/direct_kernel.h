@@ -6,6 +6,12 @@
 // each step ended by one fence and a flag per block towards every peer (a fence at system scope costs a
 // few microseconds on H100, which lines avoid at the price of their flags).
 //
+// Reductions by parts larger than one area (two-shot, reduce-scatter) run in windows within the launch:
+// window k carries bytes [k * windowBytes, (k + 1) * windowBytes) of every part through half k % 2 of the
+// areas, and while half of each block's threads store window k + 1 into the peers' areas, the other half
+// reduce window k (and copy out window k - 1's results): the links keep busy while a window is reduced.
+// One flag per block and window orders it all (direct_bulk.cu has the argument).
+//
 // Reuse of the staging without acknowledgements: the areas come in two generations, used by operations
 // alternately. A rank writes generation g of a peer's area again two operations later, and by then it
 // has received something from the peer in the operation in between, which the peer sent only after its
@@ -55,7 +61,18 @@ struct DirectLaunch {
   size_t partFirst[kMaxLocalRanks];
   size_t partBytes[kMaxLocalRanks];
   size_t slotStride;  // bytes between two source ranks' slots in an area (a multiple of 16)
+  // Two-shot and reduce-scatter: bytes of each part per window (the shares of every window are cut as if
+  // it were full, so that a block stores and reads the same bytes of a slot in every window), and the
+  // number of windows; with more than one, window k uses the slots of half k % 2 of every area.
+  size_t windowBytes;
+  int windows;
 };
+
+// Flags of the bulk steps grow by one per step within an operation and by 2^kDirectStepBits per operation
+// (the block's count of operations, SignalLayout::directEpoch): a launch has at most
+// kDirectMaxWindows + 1 steps, and 2^44 operations wrap the flags (months of back-to-back launches).
+constexpr int kDirectStepBits = 20;
+constexpr int kDirectMaxWindows = (1 << kDirectStepBits) - 2;
 
 static_assert(sizeof(DirectLaunch) <= 4096, "DirectLaunch must fit in kernel parameter space");
 

@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "algorithm.h"
@@ -150,6 +151,36 @@ class Reductions : public CommTest {
   }
   // The direct engine's protocols.
   static std::vector<Engine> directProtocols() { return {Engine::DirectLines, Engine::DirectBulk}; }
+
+  // Parts larger than an area run in windows through its halves (direct_kernel.h). On a communicator with
+  // 1 MiB areas (ALLOY_DIRECT_BYTES at creation, swapped in for the fixture's) a window carries
+  // 1 MiB / (2 nranks) of every part, so a few MB take many windows: parts 16 bytes over a full slot (the
+  // last of three windows nearly empty), one and a half slots (three full windows) and over eight slots,
+  // in bulk two-shot (allreduce) or reduce-scatter, in place and not, at odd offsets, in narrow types.
+  void windowsThroughSmallAreas(Coll coll) {
+    if (directAreaBytes() == 0) GTEST_SKIP() << "no direct engine (ALLOY_DIRECT_BYTES=0)";
+    constexpr size_t kArea = size_t{1} << 20;
+    alloyComm_t small = nullptr;
+    {
+      ScopedEnv areas("ALLOY_DIRECT_BYTES", kArea);
+      ALLOY_ASSERT_OK(createCommWithTimeout(120000, &small));
+    }
+    std::swap(comm, small);
+    OneShotMax twoShot(0);
+    DirectLowLatencyMax bulk(0);
+    const size_t slot = kArea / nranks;  // a part of this many bytes still fits one area
+    uint64_t tag = 0;
+    for (size_t partBytes : {slot + 16, slot + slot / 2, 8 * slot + 1000}) {
+      const size_t perPart = partBytes / 4;  // 4-byte elements; allreduce's count covers every part
+      const size_t count = coll == Coll::AllReduce ? perPart * nranks + 3 : perPart;
+      run(coll, {count, alloyInt32, alloySum}, ++tag);
+      run(coll, {count, alloyInt32, alloyMax, 0, 0, true}, ++tag);
+      run(coll, {count * 2, alloyBfloat16, alloyAvg, 2, 6}, ++tag);
+      run(coll, {count * 4, alloyInt8, alloyMin, 3, 0, true}, ++tag);
+    }
+    std::swap(comm, small);
+    ALLOY_EXPECT_OK(alloyCommDestroy(small));
+  }
 };
 
 class AllReduce : public Reductions {
@@ -213,7 +244,8 @@ TEST_F(AllReduce, EveryDatatypeAndOperatorEachAlgorithm) {
 
 // The direct engine takes a reduction when every rank's slot fits one staging area (lines take more
 // bytes than their data, in areas of their own): at the largest such size and one element over it (which
-// goes from one protocol to the next, and from bulk to the rings), for each algorithm, in place and not.
+// goes from one protocol to the next, and from bulk to the rings for one-shot, to windows for two-shot),
+// for each algorithm, in place and not.
 TEST_F(AllReduce, DirectAreaEdges) {
   if (directAreaBytes() == 0) GTEST_SKIP() << "no direct engine (ALLOY_DIRECT_BYTES=0)";
   uint64_t tag = 0;
@@ -230,6 +262,8 @@ TEST_F(AllReduce, DirectAreaEdges) {
       }
     }
 }
+
+TEST_F(AllReduce, WindowsThroughSmallAreas) { windowsThroughSmallAreas(Coll::AllReduce); }
 
 // Zero, tiny, around the one-shot threshold, and large enough to turn every ring many times.
 TEST_F(AllReduce, SizesAcrossTheThreshold) {
@@ -469,6 +503,8 @@ TEST_F(ReduceScatter, DirectAreaEdges) {
     }
   }
 }
+
+TEST_F(ReduceScatter, WindowsThroughSmallAreas) { windowsThroughSmallAreas(Coll::ReduceScatter); }
 
 TEST_F(ReduceScatter, EveryDatatypeAndOperatorOverTheRings) {
   DirectMax rings(0);

@@ -1,5 +1,6 @@
 // The direct engine's choice of protocol and slot (fitDirect, lib/coll/direct_plan.h): which operations it
-// takes, in lines or in bulk, and where it refuses them, against slot sizes worked out here by hand.
+// takes, in lines or in bulk, and where it refuses them; and its windows for parts beyond an area
+// (windowsFor); against slot sizes worked out here by hand.
 #include <gtest/gtest.h>
 
 #include <cstddef>
@@ -89,6 +90,29 @@ TEST(DirectFit, RefusesAnEmptyPartTheLimitAndAMissingEngine) {
   DeviceComm noBlocks = fourRanks();
   noBlocks.directBlocks = 0;  // a transport that never connected
   EXPECT_FALSE(fitDirect(noBlocks, &bytes, 1, bytes, limits(kMiB)).fits);
+}
+
+// Parts too large for one area go in windows through half an area each: 8 MiB / (2 x 4 slots) = 1 MiB of
+// every part per window.
+TEST(DirectWindows, HalfAnAreaPerWindowAsManyAsTheLargestPartNeeds) {
+  alloy::DirectWindows w = alloy::windowsFor(fourRanks(), 2 * kMiB + 1);
+  EXPECT_TRUE(w.fits);
+  EXPECT_EQ(w.windowBytes, kMiB);
+  EXPECT_EQ(w.windows, 3);
+  w = alloy::windowsFor(fourRanks(), 2 * kMiB);
+  EXPECT_EQ(w.windows, 2);
+  DeviceComm odd = fourRanks();
+  odd.directAreaBytes = 8 * kMiB + 200;  // 16-byte windows: 1 MiB + 16
+  EXPECT_EQ(alloy::windowsFor(odd, kMiB).windowBytes, kMiB + 16);
+}
+
+TEST(DirectWindows, RefusesAreasTooSmallForAWindowAndTooManyWindows) {
+  DeviceComm tiny = fourRanks();
+  tiny.directAreaBytes = 127;  // less than 16 bytes per slot of half an area
+  EXPECT_FALSE(alloy::windowsFor(tiny, kMiB).fits);
+  tiny.directAreaBytes = 128;  // 16-byte windows
+  EXPECT_TRUE(alloy::windowsFor(tiny, 16 * size_t{alloy::kDirectMaxWindows}).fits);
+  EXPECT_FALSE(alloy::windowsFor(tiny, 16 * size_t{alloy::kDirectMaxWindows} + 1).fits);
 }
 
 TEST(DirectFit, LineAreasAreHalfTheBulkAreasUpToFourMiB) {

@@ -91,8 +91,8 @@ __device__ void copyOutWindow(const DirectLaunch& a, int generation, int k, Team
 }
 
 // Two-shot and reduce-scatter in bulk, window after window. Step 1 follows the stores of window 0; step
-// k + 2 follows round k, in which half of the threads store window k + 1 while the others reduce window k
-// and copy out window k - 1 (the whole block does what is left when one half has nothing). Why no
+// k + 2 follows round k, in which half of the threads store window k + 1 and copy out window k - 1 while
+// the others reduce window k (the whole block does what is left when one half has nothing). Why no
 // acknowledgement is needed: a block exchanges bytes only with the same block of its peers (every window's
 // shares are cut alike), and before round k it has seen every peer finish round k - 1. So
 //   - window k + 1's stores go into half (k + 1) % 2 of a peer's input area, which the peer last read for
@@ -115,12 +115,16 @@ __device__ bool byPartsBulk(const DirectLaunch& a, int generation, uint64_t epoc
   if (!awaitPeers(c, stepFlag(epoch, 1))) return false;
   for (int k = 0; k < a.windows; ++k) {
     const bool more = k + 1 < a.windows;
+    // The copy-out goes with the stores: both are copies, and the reduction has the most loads.
+    const bool copying = twoShot && k > 0;
     if (more && storing) {
       storeWindow(a, generation, k + 1, half);
+      if (copying) copyOutWindow(a, generation, k - 1, half);
+    } else if (more) {
+      reduceWindow<T, Op>(a, generation, k, half);
     } else {
-      const Team t = more ? half : wholeBlock();
-      reduceWindow<T, Op>(a, generation, k, t);
-      if (twoShot && k > 0) copyOutWindow(a, generation, k - 1, t);
+      reduceWindow<T, Op>(a, generation, k, wholeBlock());
+      if (copying) copyOutWindow(a, generation, k - 1, wholeBlock());
     }
     if (!more && !twoShot) return true;
     arrive(c, stepFlag(epoch, k + 2));

@@ -19,6 +19,10 @@ size_t directMaxBytes() {
   return static_cast<size_t>(envInt("ALLOY_DIRECT_MAX_BYTES", LLONG_MAX, 0));
 }
 
+size_t directWindowMinBytes() {
+  return static_cast<size_t>(envInt("ALLOY_DIRECT_WINDOW_MIN_BYTES", 6ll << 20, 0));
+}
+
 size_t directLowLatencyMaxBytes() {
   return static_cast<size_t>(envInt("ALLOY_DIRECT_LL_MAX_BYTES", 1 << 20, 0));
 }

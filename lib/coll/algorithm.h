@@ -11,9 +11,16 @@ namespace alloy {
 size_t allreduceOneShotMaxBytes(int nranks);
 
 // Largest buffer (bytes of the whole input) that a reduction hands to the direct engine, which takes it
-// only where its staging areas hold it too (ALLOY_DIRECT_BYTES, set at creation): ALLOY_DIRECT_MAX_BYTES,
-// read on every call; by default the areas alone decide. 0 keeps every reduction on the rings.
+// where its staging areas hold it (ALLOY_DIRECT_BYTES, set at creation), or, for two-shot allreduces and
+// reduce-scatters, in windows through the areas' halves: ALLOY_DIRECT_MAX_BYTES, read on every call; by
+// default the areas alone decide. 0 keeps every reduction on the rings.
 size_t directMaxBytes();
+
+// The least that one window of the direct engine must move out of each rank ((nranks - 1) x the window's
+// bytes per part) for reductions to run in windows rather than over the rings: each window costs a fence
+// and a wait for every peer, which small windows do not hide. ALLOY_DIRECT_WINDOW_MIN_BYTES, read on every
+// call; by default 6 MiB, the smallest measured to beat the rings (docs/benchmarks.md, session 9).
+size_t directWindowMinBytes();
 
 // Largest buffer (bytes of the whole input) that the direct engine moves as low-latency lines rather
 // than bulk stores: ALLOY_DIRECT_LL_MAX_BYTES, read on every call.

@@ -19,7 +19,7 @@ DirectPlan::DirectPlan(alloyComm_t comm, alloyDataType_t type, alloyRedOp_t op, 
 }
 
 DirectLimits directLimits() {
-  return DirectLimits{directLowLatencyMaxBytes(), directMaxBytes()};
+  return DirectLimits{directLowLatencyMaxBytes(), directMaxBytes(), directWindowMinBytes()};
 }
 
 DirectFit fitDirect(const DeviceComm& c, const size_t* partBytes, int parts, size_t total, const DirectLimits& limits) {
@@ -45,14 +45,14 @@ DirectFit fitDirect(const DeviceComm& c, const size_t* partBytes, int parts, siz
   return fit;
 }
 
-DirectWindows windowsFor(const DeviceComm& c, size_t largestPart) {
+DirectWindows windowsFor(const DeviceComm& c, size_t largestPart, size_t windowMinBytes) {
   DirectWindows w{false, 0, 0};
-  if (c.nranks <= 0 || largestPart == 0) return w;
+  if (c.nranks <= 1 || largestPart == 0) return w;
   w.windowBytes = c.directAreaBytes / (2 * static_cast<size_t>(c.nranks)) & ~size_t{15};
   if (w.windowBytes == 0) return w;
   const size_t windows = (largestPart + w.windowBytes - 1) / w.windowBytes;
   w.windows = static_cast<int>(windows < kDirectMaxWindows ? windows : kDirectMaxWindows);
-  w.fits = windows <= kDirectMaxWindows;
+  w.fits = windows <= kDirectMaxWindows && (c.nranks - 1) * w.windowBytes >= windowMinBytes;
   return w;
 }
 
@@ -72,7 +72,7 @@ bool DirectPlan::fits(size_t total) {
   // Too large for one area: in windows through its halves.
   for (int p = 0; p < parts; ++p)
     if (args_.partBytes[p] == 0) return false;
-  const DirectWindows w = windowsFor(args_.comm, largest);
+  const DirectWindows w = windowsFor(args_.comm, largest, limits.windowMinBytes);
   args_.slotStride = w.windowBytes;
   args_.windowBytes = w.windowBytes;
   args_.windows = w.windows;

@@ -11,11 +11,12 @@
 namespace alloy {
 
 // The sizes up to which the direct engine uses each protocol (bytes of the whole input, or of an
-// all-gather's whole output), read from the environment on every call: ALLOY_DIRECT_LL_MAX_BYTES and
-// ALLOY_DIRECT_MAX_BYTES.
+// all-gather's whole output), and the least a window must move, read from the environment on every call:
+// ALLOY_DIRECT_LL_MAX_BYTES, ALLOY_DIRECT_MAX_BYTES and ALLOY_DIRECT_WINDOW_MIN_BYTES.
 struct DirectLimits {
-  size_t linesMax;   // 16-byte lines up to here
-  size_t directMax;  // nothing larger goes to the direct engine
+  size_t linesMax;        // 16-byte lines up to here
+  size_t directMax;       // nothing larger goes to the direct engine
+  size_t windowMinBytes;  // windows move at least this out of each rank (directWindowMinBytes)
 };
 DirectLimits directLimits();
 
@@ -32,13 +33,14 @@ DirectFit fitDirect(const DeviceComm& c, const size_t* partBytes, int parts, siz
 
 // Windows for a two-shot or reduce-scatter whose parts (the largest of largestPart bytes) do not fit one
 // bulk area (direct_kernel.h): each window carries windowBytes of every part through half an area;
-// `fits` false when the areas are too small for a window or more than kDirectMaxWindows would be needed.
+// `fits` false when the areas are too small for a window, when a window would move less than
+// windowMinBytes out of each rank, or when more than kDirectMaxWindows would be needed.
 struct DirectWindows {
   bool fits;
   size_t windowBytes;
   int windows;
 };
-DirectWindows windowsFor(const DeviceComm& c, size_t largestPart);
+DirectWindows windowsFor(const DeviceComm& c, size_t largestPart, size_t windowMinBytes);
 
 class DirectPlan {
  public:

@@ -153,7 +153,8 @@ class Reductions : public CommTest {
   static std::vector<Engine> directProtocols() { return {Engine::DirectLines, Engine::DirectBulk}; }
 
   // Parts larger than an area run in windows through its halves (direct_kernel.h). On a communicator with
-  // 1 MiB areas (ALLOY_DIRECT_BYTES at creation, swapped in for the fixture's) a window carries
+  // 1 MiB areas (ALLOY_DIRECT_BYTES at creation, swapped in for the fixture's), windows of any size allowed
+  // (ALLOY_DIRECT_WINDOW_MIN_BYTES=0), a window carries
   // 1 MiB / (2 nranks) of every part, so a few MB take many windows: parts 16 bytes over a full slot (the
   // last of three windows nearly empty), one and a half slots (three full windows) and over eight slots,
   // in bulk two-shot (allreduce) or reduce-scatter, in place and not, at odd offsets, in narrow types.
@@ -168,6 +169,7 @@ class Reductions : public CommTest {
     std::swap(comm, small);
     OneShotMax twoShot(0);
     DirectLowLatencyMax bulk(0);
+    ScopedEnv anyWindow("ALLOY_DIRECT_WINDOW_MIN_BYTES", 0);  // windows this small lose to the rings
     const size_t slot = kArea / nranks;  // a part of this many bytes still fits one area
     uint64_t tag = 0;
     for (size_t partBytes : {slot + 16, slot + slot / 2, 8 * slot + 1000}) {

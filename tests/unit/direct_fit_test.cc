@@ -29,7 +29,7 @@ DeviceComm fourRanks() {
   return c;
 }
 
-DirectLimits limits(size_t linesMax, size_t directMax = kNoLimit) { return DirectLimits{linesMax, directMax}; }
+DirectLimits limits(size_t linesMax, size_t directMax = kNoLimit) { return DirectLimits{linesMax, directMax, 0}; }
 
 TEST(DirectFit, SmallOneShotTravelsAsLinesOfTwiceItsBytesRoundedToWholeLines) {
   const size_t bytes = 13;  // 2 lines of 8 data bytes: 32 bytes of lines
@@ -93,26 +93,38 @@ TEST(DirectFit, RefusesAnEmptyPartTheLimitAndAMissingEngine) {
 }
 
 // Parts too large for one area go in windows through half an area each: 8 MiB / (2 x 4 slots) = 1 MiB of
-// every part per window.
+// every part per window, 3 MiB out of each rank per window (no least amount asked here).
 TEST(DirectWindows, HalfAnAreaPerWindowAsManyAsTheLargestPartNeeds) {
-  alloy::DirectWindows w = alloy::windowsFor(fourRanks(), 2 * kMiB + 1);
+  alloy::DirectWindows w = alloy::windowsFor(fourRanks(), 2 * kMiB + 1, 0);
   EXPECT_TRUE(w.fits);
   EXPECT_EQ(w.windowBytes, kMiB);
   EXPECT_EQ(w.windows, 3);
-  w = alloy::windowsFor(fourRanks(), 2 * kMiB);
+  w = alloy::windowsFor(fourRanks(), 2 * kMiB, 0);
   EXPECT_EQ(w.windows, 2);
   DeviceComm odd = fourRanks();
   odd.directAreaBytes = 8 * kMiB + 200;  // 16-byte windows: 1 MiB + 16
-  EXPECT_EQ(alloy::windowsFor(odd, kMiB).windowBytes, kMiB + 16);
+  EXPECT_EQ(alloy::windowsFor(odd, kMiB, 0).windowBytes, kMiB + 16);
+}
+
+// ALLOY_DIRECT_WINDOW_MIN_BYTES: a window must move at least that much out of each rank. 4 ranks with
+// 8 MiB areas move 3 MiB; 2 ranks with the 2-rank default of 8 MiB move 2 MiB, and with 32 MiB areas 8 MiB.
+TEST(DirectWindows, RefusesWindowsThatMoveLessThanTheLeastPerRank) {
+  EXPECT_TRUE(alloy::windowsFor(fourRanks(), 4 * kMiB, 3 * kMiB).fits);
+  EXPECT_FALSE(alloy::windowsFor(fourRanks(), 4 * kMiB, 3 * kMiB + 1).fits);
+  DeviceComm two = fourRanks();
+  two.nranks = 2;
+  EXPECT_FALSE(alloy::windowsFor(two, 64 * kMiB, 6 * kMiB).fits);
+  two.directAreaBytes = 32 * kMiB;
+  EXPECT_TRUE(alloy::windowsFor(two, 64 * kMiB, 6 * kMiB).fits);
 }
 
 TEST(DirectWindows, RefusesAreasTooSmallForAWindowAndTooManyWindows) {
   DeviceComm tiny = fourRanks();
   tiny.directAreaBytes = 127;  // less than 16 bytes per slot of half an area
-  EXPECT_FALSE(alloy::windowsFor(tiny, kMiB).fits);
+  EXPECT_FALSE(alloy::windowsFor(tiny, kMiB, 0).fits);
   tiny.directAreaBytes = 128;  // 16-byte windows
-  EXPECT_TRUE(alloy::windowsFor(tiny, 16 * size_t{alloy::kDirectMaxWindows}).fits);
-  EXPECT_FALSE(alloy::windowsFor(tiny, 16 * size_t{alloy::kDirectMaxWindows} + 1).fits);
+  EXPECT_TRUE(alloy::windowsFor(tiny, 16 * size_t{alloy::kDirectMaxWindows}, 0).fits);
+  EXPECT_FALSE(alloy::windowsFor(tiny, 16 * size_t{alloy::kDirectMaxWindows} + 1, 0).fits);
 }
 
 TEST(DirectFit, LineAreasAreHalfTheBulkAreasUpToFourMiB) {

@@ -1,7 +1,7 @@
 // alloyAllReduce. Small buffers run one-shot: every rank sends its whole buffer to every peer and
 // reduces all of them in rank order, one launch. Larger ones run reduce-scatter (rank r reduces part r,
-// once) then all-gather of the reduced parts: in one launch of the direct engine (two-shot) while its
-// staging holds them, else as a launch of each over the rings. Either way every rank ends with the same
+// once) then all-gather of the reduced parts: in one launch of the direct engine (two-shot), in windows
+// where the parts exceed its staging (direct_plan.h), else as a launch of each over the rings. Either way every rank ends with the same
 // bits: one-shot ranks all compute the same reduction in the same order, and in reduce-scatter +
 // all-gather each part is computed by one rank only. Between hosts: across_hosts.h. A PreMulSum scales
 // this rank's input into recvbuff first (scaled_input.h) and runs in place from there.

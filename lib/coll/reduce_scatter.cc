@@ -1,6 +1,6 @@
 // alloyReduceScatter: rank r sends part p of its buffer to rank p and reduces part r of every rank's
-// buffer, in rank order (one launch): through the direct engine's staging while it holds the parts,
-// else over the rings as the parts arrive. Between hosts: across_hosts.h. A PreMulSum scales this rank's
+// buffer, in rank order (one launch): through the direct engine's staging, in windows where the parts
+// exceed it (direct_plan.h), else over the rings as the parts arrive. Between hosts: across_hosts.h. A PreMulSum scales this rank's
 // whole input into scratch first (scaled_input.h): recvbuff holds only one part of it.
 #include "across_hosts.h"
 #include "arguments.h"

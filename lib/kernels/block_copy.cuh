@@ -1,10 +1,11 @@
-// Copy of a byte range by all threads of a block. The stores are always 16-byte vectors once the
-// destination is aligned: when source and destination share their alignment the loads are vectors too;
-// when they do not (alltoallv displacements, send/recv at odd offsets), each thread loads the two
-// aligned source vectors around its 16 bytes and shifts them into place, so a misaligned copy costs a
-// second load that L2 serves, not a byte-by-byte copy. Several loads are in flight per thread (NVLink
-// needs many outstanding requests). Loads bypass L1 (ld.cg): the data may have been written by another
-// GPU since this SM last read the same address, and L1 is not coherent with those writes.
+// Copy of a byte range by all threads of a block (or a team of them: thread_team.cuh). The stores are
+// always 16-byte vectors once the destination is aligned: when source and destination share their
+// alignment the loads are vectors too; when they do not (alltoallv displacements, send/recv at odd
+// offsets), each thread loads the two aligned source vectors around its 16 bytes and shifts them into
+// place, so a misaligned copy costs a second load that L2 serves, not a byte-by-byte copy. Several loads
+// are in flight per thread (NVLink needs many outstanding requests). Loads bypass L1 (ld.cg): the data may
+// have been written by another GPU since this SM last read the same address, and L1 is not coherent with
+// those writes.
 #pragma once
 
 #include <cstddef>

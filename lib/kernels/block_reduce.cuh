@@ -1,10 +1,10 @@
-// Reduction of one chunk by all threads of a block: dst[i] = in[0][i] op in[1][i] op ... op in[n-1][i],
-// stored to one or several destinations (the direct engine hands a reduced part to every peer as it
-// stores its own), always in that order, so every rank that reduces the same inputs gets the same bits. Inputs are the
-// ranks' contributions in rank order (the own one read from the user's buffer, the peers' from ring
-// slots). 16-byte vectors when every pointer is 16-byte aligned (ring slots always are; user buffers
-// usually), several vectors in flight per thread; element by element otherwise and for the tail.
-// Loads bypass L1 (ld.cg): ring slots are rewritten by peers between chunks.
+// Reduction of one chunk by all threads of a block (or a team of them: thread_team.cuh): dst[i] = in[0][i] op
+// in[1][i] op ... op in[n-1][i], stored to one or several destinations (the direct engine hands a reduced
+// part to every peer as it stores its own), always in that order, so every rank that reduces the same inputs
+// gets the same bits. Inputs are the ranks' contributions in rank order (the own one read from the user's
+// buffer, the peers' from ring slots). 16-byte vectors when every pointer is 16-byte aligned (ring slots
+// always are; user buffers usually), several vectors in flight per thread; element by element otherwise and
+// for the tail. Loads bypass L1 (ld.cg): ring slots are rewritten by peers between chunks.
 #pragma once
 
 #include <cstddef>

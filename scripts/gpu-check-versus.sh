@@ -127,7 +127,7 @@ versus_profile() {
     versus_prof_lines+=("ncu not found (PATH, /usr/local/cuda/bin, the nsight-compute folders)")
   else
     versus_prof_lines+=("ncu: $ncu")
-    local tool=("$ncu" --set basic -k "${VERSUS_NCU_KERNELS:-regex:reduceKernel|slotReduceKernel|p2pKernel}"
+    local tool=("$ncu" --set basic -k "${VERSUS_NCU_KERNELS:-regex:directKernel|reduceKernel|slotReduceKernel|p2pKernel}"
                 --launch-count 3)
     # Rank 0 alone runs under ncu: the wrapper drops the tool's words on the other ranks.
     # shellcheck disable=SC2016  # expanded by each rank's shell

@@ -159,7 +159,7 @@
 #   VERSUS_PROFILE            1: then nsys (every rank) over Alloy's all_reduce at 512 MB and 1 MB and
 #                             broadcast at 128 MB, and ncu (rank 0) over its all_reduce at 512 MB, where found,
 #                             within VERSUS_BUDGET; kernel summaries in prof-summary.txt (default 0)
-#   VERSUS_NCU_KERNELS        ncu's -k (default regex:reduceKernel|slotReduceKernel|p2pKernel)
+#   VERSUS_NCU_KERNELS        ncu's -k (default regex:directKernel|reduceKernel|slotReduceKernel|p2pKernel)
 # osu mode (also ALLOY_PERF_NCCL_LIB as in check mode):
 #   OSU_BENCHMARKS            OSU collectives, space separated (default "osu_allreduce osu_bcast osu_allgather
 #                             osu_alltoallv")

@@ -3,7 +3,8 @@
 # gpu-check-nccl.sh for nccl_wheel_include, nccl_home and nccl_tests_build, and uses the common find_gpus,
 # find_nccl, build, perf_bin, run_bounded, run_status, budget, result_line, fail_mode and log): NVIDIA's nccl-tests on NVIDIA's NCCL against
 # the same binaries on Alloy's libnccl.so.2, one rank per GPU, as an application sees the two libraries:
-#   1. build Alloy's libnccl.so.2 (from the wheel's nccl.h) and alloy-perf, nothing else;
+#   1. build Alloy's libnccl.so.2 (from the wheel's nccl.h), alloy-perf and link-ceiling, nothing else, and
+#      measure the link ceiling of the GPUs (tools/link-ceiling);
 #   2. build nccl-tests (.thirdparty/nccl-tests) once, against NVIDIA's NCCL, in a folder of its own: its binaries
 #      find libnccl.so.2 through the loader's path, so LD_LIBRARY_PATH picks the library of each run;
 #   3. every operation of VERSUS_OPS on NCCL, then on Alloy, then on each of Alloy's variants (its settings as
@@ -176,7 +177,7 @@ mode_versus() {
   [ -f "$nccl_lib" ] || fail_mode "no NVIDIA libnccl.so.2 by path: set ALLOY_PERF_NCCL_LIB"
   nccl_dir=$(cd "$(dirname "$nccl_lib")" && pwd)
   configure_args+=("-DALLOY_NCCL_INCLUDE_DIR=$include")
-  build alloy_nccl alloy-perf
+  build alloy_nccl alloy-perf link-ceiling
   [ -e "$BUILD_DIR/nccl/libnccl.so.2" ] ||
     fail_mode "no $BUILD_DIR/nccl/libnccl.so.2 after the build: was nccl.h taken? (see configure.log)"
   local alloy_dir build_abs
@@ -204,6 +205,12 @@ mode_versus() {
   log "nccl-tests: $tests_status"
 
   start_budget "${VERSUS_BUDGET:-420}"
+  # The link ceiling of these GPUs (tools/link-ceiling), which the large sizes are judged against too.
+  local probe=$BUILD_DIR/tools/link-ceiling/link-ceiling
+  if [ -x "$probe" ]; then
+    CUDA_VISIBLE_DEVICES=$(seq -s, 0 $((NGPU - 1))) timeout 120 "$probe" >"$RESULTS/logs/versus-ceiling.log" 2>&1 ||
+      log "link-ceiling FAILED (logs/versus-ceiling.log)"
+  fi
   local cap=${VERSUS_TIMEOUT:-90} i tag lib
   local sizes=(-b "${VERSUS_MINBYTES:-8}" -e "${VERSUS_MAXBYTES:-1G}" -f "${VERSUS_FACTOR:-4}"
                -w "${VERSUS_WARMUP:-5}" -n "${VERSUS_ITERS:-20}")

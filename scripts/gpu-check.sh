@@ -39,9 +39,11 @@
 #                                       operation run on it and then on Alloy's libnccl.so.2 (LD_LIBRARY_PATH
 #                                       picks the library), one rank per GPU, -c 1; alltoallv with alloy-perf
 #                                       against NCCL; one allreduce per CUDA graph replay on both
-#                                       (tests/nccl_frameworks/graph_allreduce_time.py); per operation a table,
-#                                       the worst Alloy/NCCL ratio of each size class against its target and
-#                                       a plot (scripts/versus-table.py); the logs packed in one tarball;
+#                                       (tests/nccl_frameworks/graph_allreduce_time.py); the GPUs' link
+#                                       ceiling (tools/link-ceiling); per operation a table, the worst
+#                                       Alloy/NCCL ratio of each size class against its target, the large
+#                                       class against the ceiling, and a plot (scripts/versus-table.py); the
+#                                       logs packed in one tarball;
 #                                       scripts/gpu-check-versus.sh
 #   bash scripts/gpu-check.sh osu       the OSU micro-benchmarks' allreduce, bcast, allgather and alltoallv
 #                                       (their 5.7 release, unpacked in .thirdparty/osu-micro-benchmarks,

@@ -12,6 +12,8 @@ the columns name it, and what it stands for. Files read from DIR, each optional 
                                with '#' are its header and footer)
   versus-graph-TAG-npN.log     tests/nccl_frameworks/graph_allreduce_time.py: `graph_allreduce BYTES US`
   versus-alltoallv-TAG-npN.json  alloy-perf -o alltoallv --compare nccl --json (Alloy's tags only)
+  versus-ceiling.log           tools/link-ceiling's output: its "ceiling: X GB/s" line, the per-GPU link
+                               ceiling that the 128 MB - 1 GB class must reach 0.9 of
 Prints per operation a table and the worst ratio of each size class against its target, the #wrong sums
 of every run, and draws bus bandwidth against size with --png. Exit status 3 where any run counted wrong
 elements, else 0: a target missed is reported, not an error.
@@ -47,6 +49,8 @@ class SizeClass:
 NCCL_TESTS_CLASSES = (SizeClass("8 B - 64 KB", 8, 64 * KB, False, 0.7),
                       SizeClass("256 KB - 16 MB", 256 * KB, 16 * MB, True, 1.2),
                       SizeClass("128 MB - 1 GB", 128 * MB, 1 * GB, True, 1.05))
+# Alloy's busbw over the link ceiling that tools/link-ceiling measured (not over NCCL's).
+CEILING_CLASS = SizeClass("128 MB - 1 GB", 128 * MB, 1 * GB, True, 0.9)
 ALLTOALLV_CLASSES = (SizeClass("256 KB - 1 GB", 256 * KB, 1 * GB, True, 1.5),)
 GRAPH_CLASSES = (SizeClass("4 KB - 1 MB", 4 * KB, 1 * MB, False, 0.6),)
 
@@ -259,6 +263,28 @@ def judge(column: Column, classes: tuple[SizeClass, ...]) -> list[Verdict]:
     return verdicts
 
 
+def parse_ceiling(path: str) -> tuple[float | None, str]:
+    """tools/link-ceiling's ceiling (GB/s per GPU) and its line, or None and why there is none."""
+    _, lines = read_log(path)
+    for line in lines:
+        m = re.match(r"ceiling: ([0-9.]+) GB/s", line.strip())
+        if m:
+            return float(m.group(1)), line.strip()
+    return None, "not measured (no ceiling line in versus-ceiling.log)" if lines else "not measured (not run)"
+
+
+def judge_ceiling(run: Run, ceiling: float) -> Verdict:
+    """The worst busbw of the ceiling class over the ceiling."""
+    k = CEILING_CLASS
+    pairs = [(p.busbw / ceiling, p.size) for p in run.points.values() if k.lo <= p.size <= k.hi and p.busbw]
+    if not pairs:
+        return Verdict("", f"{k.name:<15} {'busbw/ceiling':<16} target >= {k.target}: NOT MEASURED", "NOT MEASURED")
+    worst = min(pairs)
+    outcome = "met" if worst[0] >= k.target else "MISSED"
+    return Verdict("", f"{k.name:<15} {'busbw/ceiling':<16} worst {worst[0]:5.3f} at {human(worst[1])}; "
+                       f"target >= {k.target}: {outcome}", outcome)
+
+
 def plot(panels: list[tuple[str, list[tuple[str, Run]], bool]], out: str) -> None:
     """One panel per operation: bus bandwidth against size, or time for the graph panel (busbw False)."""
     import matplotlib
@@ -313,6 +339,8 @@ def main() -> int:
     print("legend: " + "; ".join(f"{t} = {text}" for t, text in libs))
     print(f"ratio: time alloy/nccl below {human(BUSBW_FROM)} (lower is better), busbw alloy/nccl from "
           f"{human(BUSBW_FROM)} on (higher is better); out-of-place columns; worst over the sizes of a class")
+    ceiling, ceiling_line = parse_ceiling(os.path.join(args.logs, "versus-ceiling.log"))
+    print(f"link ceiling (tools/link-ceiling): {ceiling_line}")
     verdicts: list[Verdict] = []
     run_lines: list[str] = []
     checked: list[Run] = []  # runs whose wrong counts make a failure
@@ -322,6 +350,12 @@ def main() -> int:
         columns = [Column(ref_tag, runs[ref_tag])] + [Column(t, runs[t], runs[ref_tag]) for t in alloy_tags]
         print()
         print("\n".join(table(f"{op} (nccl-tests, {args.np} ranks)", columns, NCCL_TESTS_CLASSES, by_size, verdicts)))
+        if ceiling is not None:
+            for t in alloy_tags:
+                v = judge_ceiling(runs[t], ceiling)
+                v.where = f"{op} {t}"
+                verdicts.append(v)
+                print(f"  {t + ':':<10} {v.text}")
         for t, r in runs.items():
             failed = f" in {r.wrong_rows} row(s): FAIL" if r.wrong else ""
             run_lines.append(f"  {op:<16} {t:<10} #wrong {r.wrong:g}{failed} ({len(r.points)} rows; {r.state})")

@@ -336,6 +336,19 @@ static void checkSplitsTogether(ncclComm_t parents[2], int devices) {
   CHECK_RESULT(ncclSuccess, NULL, ncclCommDestroy(child[1]));
 }
 
+/* Two ranks of one id created in one group as (nranks, rank) pairs that contradict each other: the group's
+ * end refuses them with `expected` in the message and leaves no communicator. */
+static void checkRefusedGroup(int nranksA, int rankA, int nranksB, int rankB, const char* expected) {
+  ncclUniqueId id;
+  ncclComm_t a = NULL, b = NULL;
+  CHECK_RESULT(ncclSuccess, NULL, ncclGetUniqueId(&id));
+  CHECK_RESULT(ncclSuccess, NULL, ncclGroupStart());
+  CHECK_RESULT(ncclSuccess, NULL, ncclCommInitRank(&a, nranksA, id, rankA));
+  CHECK_RESULT(ncclSuccess, NULL, ncclCommInitRank(&b, nranksB, id, rankB));
+  CHECK_RESULT(ncclInvalidArgument, expected, ncclGroupEnd());
+  CHECK(a == NULL && b == NULL, "a refused group left communicators");
+}
+
 static void checkRanksTogether(void) {
   const int devices = visibleDevices();
   int current = 0;
@@ -377,18 +390,8 @@ static void checkRanksTogether(void) {
   }
   if (devices > 0) cudaSetDevice(current);
 
-  CHECK_RESULT(ncclSuccess, NULL, ncclGetUniqueId(&id));
-  CHECK_RESULT(ncclSuccess, NULL, ncclGroupStart());
-  CHECK_RESULT(ncclSuccess, NULL, ncclCommInitRank(&first, 2, id, 0));
-  CHECK_RESULT(ncclSuccess, NULL, ncclCommInitRank(&second, 2, id, 0));
-  CHECK_RESULT(ncclInvalidArgument, "rank 0 of one communicator was created twice", ncclGroupEnd());
-  CHECK(first == NULL && second == NULL, "a refused group left communicators");
-  CHECK_RESULT(ncclSuccess, NULL, ncclGetUniqueId(&id));
-  CHECK_RESULT(ncclSuccess, NULL, ncclGroupStart());
-  CHECK_RESULT(ncclSuccess, NULL, ncclCommInitRank(&first, 2, id, 0));
-  CHECK_RESULT(ncclSuccess, NULL, ncclCommInitRank(&second, 3, id, 1));
-  CHECK_RESULT(ncclInvalidArgument, "created with nranks 2 and 3", ncclGroupEnd());
-  CHECK(first == NULL && second == NULL, "a refused group left communicators");
+  checkRefusedGroup(2, 0, 2, 0, "rank 0 of one communicator was created twice");
+  checkRefusedGroup(2, 0, 3, 1, "created with nranks 2 and 3");
 }
 
 int main(int argc, char** argv) {

@@ -70,7 +70,7 @@ struct DirectLaunch {
 
 // Flags of the bulk steps grow by one per step within an operation and by 2^kDirectStepBits per operation
 // (the block's count of operations, SignalLayout::directEpoch): a launch has at most
-// kDirectMaxWindows + 1 steps, and 2^44 operations wrap the flags (months of back-to-back launches).
+// kDirectMaxWindows + 1 steps, and 2^44 operations wrap the flags (years of back-to-back launches).
 constexpr int kDirectStepBits = 20;
 constexpr int kDirectMaxWindows = (1 << kDirectStepBits) - 2;
 

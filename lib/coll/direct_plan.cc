@@ -67,11 +67,8 @@ bool DirectPlan::fits(size_t total) {
   for (int p = 0; p < parts; ++p) largest = args_.partBytes[p] > largest ? args_.partBytes[p] : largest;
   args_.windowBytes = largest;
   args_.windows = 1;
-  if (fit.fits || !byParts || fit.protocol != kDirectBulk || total > limits.directMax || args_.comm.directBlocks <= 0)
-    return fit.fits;
+  if (fit.fits || !byParts || fit.protocol != kDirectBulk || fit.slotStride == 0) return fit.fits;
   // Too large for one area: in windows through its halves.
-  for (int p = 0; p < parts; ++p)
-    if (args_.partBytes[p] == 0) return false;
   const DirectWindows w = windowsFor(args_.comm, largest, limits.windowMinBytes);
   args_.slotStride = w.windowBytes;
   args_.windowBytes = w.windowBytes;

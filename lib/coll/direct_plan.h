@@ -26,8 +26,8 @@ DirectLimits directLimits();
 // exchange something with every peer: direct_kernel.h). partBytes[0..parts).
 struct DirectFit {
   bool fits;
-  int protocol;  // DirectProtocol
-  size_t slotStride;
+  int protocol;       // DirectProtocol
+  size_t slotStride;  // 0 where refused before a slot was sized: an empty part, directMax, no blocks
 };
 DirectFit fitDirect(const DeviceComm& c, const size_t* partBytes, int parts, size_t total, const DirectLimits& limits);
 

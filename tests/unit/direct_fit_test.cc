@@ -79,9 +79,12 @@ TEST(DirectFit, TheLargestPartSetsTheSlot) {
 
 TEST(DirectFit, RefusesAnEmptyPartTheLimitAndAMissingEngine) {
   const size_t withEmpty[4] = {64, 64, 0, 64};
+  // Refusals before any slot is sized say so with a zero stride (DirectPlan then tries no windows).
   EXPECT_FALSE(fitDirect(fourRanks(), withEmpty, 4, 192, limits(kMiB)).fits);
+  EXPECT_EQ(fitDirect(fourRanks(), withEmpty, 4, 192, limits(kMiB)).slotStride, 0u);
   const size_t bytes = 4096;
   EXPECT_FALSE(fitDirect(fourRanks(), &bytes, 1, bytes, limits(kMiB, bytes - 1)).fits);  // ALLOY_DIRECT_MAX_BYTES
+  EXPECT_EQ(fitDirect(fourRanks(), &bytes, 1, bytes, limits(kMiB, bytes - 1)).slotStride, 0u);
   EXPECT_TRUE(fitDirect(fourRanks(), &bytes, 1, bytes, limits(kMiB, bytes)).fits);
   DeviceComm none = fourRanks();
   none.directAreaBytes = 0;
@@ -90,6 +93,7 @@ TEST(DirectFit, RefusesAnEmptyPartTheLimitAndAMissingEngine) {
   DeviceComm noBlocks = fourRanks();
   noBlocks.directBlocks = 0;  // a transport that never connected
   EXPECT_FALSE(fitDirect(noBlocks, &bytes, 1, bytes, limits(kMiB)).fits);
+  EXPECT_EQ(fitDirect(noBlocks, &bytes, 1, bytes, limits(kMiB)).slotStride, 0u);
 }
 
 // Parts too large for one area go in windows through half an area each: 8 MiB / (2 x 4 slots) = 1 MiB of

@@ -57,14 +57,20 @@ DirectWindows windowsFor(const DeviceComm& c, size_t largestPart, size_t windowM
 }
 
 bool DirectPlan::fits(size_t total) {
-  const bool byParts = args_.algorithm == kDirectTwoShot || args_.algorithm == kDirectReduceScatter;
-  const int parts = byParts ? args_.comm.nranks : 1;
-  const DirectLimits limits = directLimits();
-  const DirectFit fit = fitDirect(args_.comm, args_.partBytes, parts, total, limits);
+  const bool reduce = args_.algorithm == kDirectReduce;
+  const bool byParts = reduce || args_.algorithm == kDirectTwoShot || args_.algorithm == kDirectReduceScatter;
+  // The parts that carry data: every rank's, but the root's in a reduce, which goes in bulk only.
+  size_t carried[kMaxLocalRanks];
+  int parts = 0;
+  for (int p = 0; p < (byParts ? args_.comm.nranks : 1); ++p)
+    if (!reduce || p != args_.root) carried[parts++] = args_.partBytes[p];
+  DirectLimits limits = directLimits();
+  if (reduce) limits.linesMax = 0;
+  const DirectFit fit = fitDirect(args_.comm, carried, parts, total, limits);
   args_.protocol = fit.protocol;
   args_.slotStride = fit.slotStride;
   size_t largest = 0;
-  for (int p = 0; p < parts; ++p) largest = args_.partBytes[p] > largest ? args_.partBytes[p] : largest;
+  for (int p = 0; p < parts; ++p) largest = carried[p] > largest ? carried[p] : largest;
   args_.windowBytes = largest;
   args_.windows = 1;
   if (fit.fits || !byParts || fit.protocol != kDirectBulk || fit.slotStride == 0) return fit.fits;
@@ -105,6 +111,22 @@ bool DirectPlan::planReduceScatter(const void* src, void* dst, size_t partBytes)
     args_.partBytes[p] = partBytes;
   }
   return fits(partBytes * args_.comm.nranks);
+}
+
+bool DirectPlan::planReduce(const void* src, void* dst, size_t count, size_t elementSize, int root) {
+  const int n = args_.comm.nranks;
+  if (n < 2) return false;
+  args_.algorithm = kDirectReduce;
+  args_.root = root;
+  args_.src = static_cast<const char*>(src);
+  args_.dst = static_cast<char*>(dst);
+  for (int p = 0; p < n; ++p) {
+    // The ranks but the root reduce the n - 1 parts, in rank order.
+    const Part part = p == root ? Part{0, 0} : partOf(count, elementSize, n - 1, p < root ? p : p - 1);
+    args_.partFirst[p] = part.first * elementSize;
+    args_.partBytes[p] = part.count * elementSize;
+  }
+  return fits(count * elementSize);
 }
 
 bool DirectPlan::planAllGather(const void* src, void* dst, size_t blockBytes) {

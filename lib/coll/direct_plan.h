@@ -31,7 +31,7 @@ struct DirectFit {
 };
 DirectFit fitDirect(const DeviceComm& c, const size_t* partBytes, int parts, size_t total, const DirectLimits& limits);
 
-// Windows for a two-shot or reduce-scatter whose parts (the largest of largestPart bytes) do not fit one
+// Windows for a two-shot, reduce-scatter or reduce whose parts (the largest of largestPart bytes) do not fit one
 // bulk area (direct_kernel.h): each window carries windowBytes of every part through half an area;
 // `fits` false when the areas are too small for a window, when a window would move less than
 // windowMinBytes out of each rank, or when more than kDirectMaxWindows would be needed.
@@ -46,14 +46,18 @@ class DirectPlan {
  public:
   // operation: what the launch serves, for fault reports.
   DirectPlan(alloyComm_t comm, alloyDataType_t type, alloyRedOp_t op, Operation operation);
-  // Each returns false, planning nothing, when a slot of the size it needs per rank does not fit (two-shot
-  // and reduce-scatter: when not even windows of half an area do, or ALLOY_DIRECT_MAX_BYTES is exceeded).
+  // Each returns false, planning nothing, when a slot of the size it needs per rank does not fit (two-shot,
+  // reduce-scatter and reduce: when not even windows of half an area do), or ALLOY_DIRECT_MAX_BYTES is
+  // exceeded.
   // One-shot allreduce of `bytes`.
   bool planOneShot(const void* src, void* dst, size_t bytes);
   // Two-shot allreduce of `count` elements of elementSize bytes, cut into parts by partOf (algorithm.h).
   bool planTwoShot(const void* src, void* dst, size_t count, size_t elementSize);
   // Reduce-scatter of nranks parts of partBytes each; dst receives this rank's part.
   bool planReduceScatter(const void* src, void* dst, size_t partBytes);
+  // Reduce of `count` elements to root (dst matters there only), cut into nranks - 1 parts by partOf, one
+  // for each rank but the root; in bulk, in windows where the parts exceed an area.
+  bool planReduce(const void* src, void* dst, size_t count, size_t elementSize, int root);
   // All-gather of blocks of blockBytes into dst; only as lines (the rings' all-gather is faster than the
   // bulk protocol: docs/benchmarks.md).
   bool planAllGather(const void* src, void* dst, size_t blockBytes);

@@ -1,6 +1,8 @@
 // alloyReduce: every rank but the root sends its buffer to the root, which reduces all of them in rank
-// order as they arrive (one launch); from ALLOY_REDUCE_SCATTER_MIN_BYTES at 3 ranks or more,
-// reduce-scatter then a gather of the reduced parts at the root (two launches). recvbuff matters on the
+// order as they arrive (one launch); from ALLOY_REDUCE_SCATTER_MIN_BYTES at 3 ranks or more, by parts:
+// in the direct engine (the ranks but the root each reduce a part and store it at the root, one launch,
+// in windows beyond its areas: direct_kernel.h), else reduce-scatter then a gather of the reduced parts at
+// the root over the rings (two launches). recvbuff matters on the
 // root only, as in NCCL. Between hosts: across_hosts.h. A PreMulSum scales this rank's input first
 // (scaled_input.h): on the root into recvbuff, which it then reduces in place; elsewhere into scratch.
 #include "across_hosts.h"
@@ -8,6 +10,7 @@
 #include "arguments.h"
 #include "comm.h"
 #include "datatype.h"
+#include "direct_plan.h"
 #include "env.h"
 #include "error.h"
 #include "p2p_plan.h"
@@ -22,7 +25,8 @@ namespace {
 
 // Whether a reduce of `bytes` inside one host goes by parts: the flat form brings every rank's whole
 // buffer into the root, (nranks - 1) x bytes through its link (123 GB/s at 128 MB on 4 x H100, a third
-// of NCCL's); by parts the root takes in 2 (nranks - 1) / nranks x bytes. Two launches and the reduced
+// of NCCL's); by parts the root takes in bytes (direct engine) or 2 (nranks - 1) / nranks x bytes (rings,
+// where each rank also reduces a part). Two launches and the reduced
 // part's wait in between cost more than that saves below a few MB (flat: 21 us at 2 MB, NCCL's time).
 bool byPartsApplies(alloyComm_t comm, size_t bytes) {
   const long long from = envInt("ALLOY_REDUCE_SCATTER_MIN_BYTES", 8ll << 20, 0);
@@ -80,9 +84,12 @@ alloyResult_t reduce(const void* sendbuff, void* recvbuff, size_t count, alloyDa
   sendbuff = input.get();
   if (comm->topology.spansHosts())
     return reduceAcrossHosts(sendbuff, recvbuff, count, datatype, op, root, comm, stream, fn);
-  if (byPartsApplies(comm, bytes))
+  if (byPartsApplies(comm, bytes)) {
+    DirectPlan direct(comm, datatype, op, kOpReduce);
+    if (direct.planReduce(sendbuff, recvbuff, count, dataTypeSize(datatype), root)) return direct.launch(stream, fn);
     return reduceByParts(static_cast<const char*>(sendbuff), static_cast<char*>(recvbuff), count, datatype, op, root,
                          comm, stream, fn);
+  }
   ReducePlan plan(comm, datatype, op, kOpReduce);
   if (isRoot) plan.addReduce(sendbuff, recvbuff, bytes, false);
   else plan.addSend(root, sendbuff, bytes);

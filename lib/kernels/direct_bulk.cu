@@ -60,28 +60,33 @@ __device__ void storeWindow(const DirectLaunch& a, int generation, int k, Team t
   }
 }
 
-// Window k of this rank's part, reduced from its own input and the peers' slots into its output and, for
-// a two-shot, into its slot in every peer's result area.
+// Window k of this rank's part, reduced from its own input and the peers' slots: into its output and, for
+// a two-shot, into its slot in every peer's result area; for a reduce into its slot in the root's only.
 template <typename T, int Op>
 __device__ void reduceWindow(const DirectLaunch& a, int generation, int k, Team t) {
   const int me = a.comm.rank, n = a.comm.nranks;
-  const bool twoShot = a.algorithm == kDirectTwoShot;
   const WindowShare s = windowShare(a, me, k);
   const char* inputs[kMaxLocalRanks];
   for (int q = 0; q < n; ++q)
     inputs[q] = q == me ? a.src + a.partFirst[me] + s.inPart : slotOf(a, me, generation, kInputs, q, k) + s.inSlot;
   char* dsts[kMaxLocalRanks];
   int count = 0;
-  dsts[count++] = (twoShot ? a.dst + a.partFirst[me] : a.dst) + s.inPart;
-  if (twoShot) {
-    for (int p = 0; p < n; ++p)
-      if (p != me) dsts[count++] = slotOf(a, p, generation, kResults, me, k) + s.inSlot;
+  switch (a.algorithm) {
+    case kDirectTwoShot:
+      dsts[count++] = a.dst + a.partFirst[me] + s.inPart;
+      for (int p = 0; p < n; ++p)
+        if (p != me) dsts[count++] = slotOf(a, p, generation, kResults, me, k) + s.inSlot;
+      break;
+    case kDirectReduce: dsts[count++] = slotOf(a, a.root, generation, kResults, me, k) + s.inSlot; break;
+    default: dsts[count++] = a.dst + s.inPart; break;
   }
   blockReduce<T, Op>(dsts, count, inputs, n, s.bytes, t);
 }
 
-// Window k of every peer's reduced part, from this rank's result area into its output (two-shot).
+// Window k of every peer's reduced part, from this rank's result area into its output (two-shot; reduce:
+// on the root, whose result area alone the peers fill).
 __device__ void copyOutWindow(const DirectLaunch& a, int generation, int k, Team t) {
+  if (a.algorithm == kDirectReduce && a.comm.rank != a.root) return;
   for (int q = 0; q < a.comm.nranks; ++q) {
     if (q == a.comm.rank) continue;
     const WindowShare r = windowShare(a, q, k);
@@ -101,13 +106,14 @@ __device__ void copyOutWindow(const DirectLaunch& a, int generation, int k, Team
 //   - window k's results go into half k % 2 of a peer's result area, which the peer last copied out for
 //     window k - 2, in round k - 1; and window k - 1's results, copied out in round k, were stored by the
 //     peers in round k - 1 and are overwritten only in round k + 1, after this rank's step k + 2.
-// A reduce-scatter needs no step after its last round. In place (dst == src) is safe: within one round the
-// threads read and write different windows, and a block reads its own part's bytes before writing them,
-// element by element.
+// A reduce follows the two-shot with one destination for the results (the root), whose own part is empty:
+// nothing is stored to its input area, and it has no window to reduce. A reduce-scatter needs no step after
+// its last round. In place (dst == src) is safe: within one round the threads read and write different
+// windows, and a block reads its own part's bytes before writing them, element by element.
 template <typename T, int Op>
 __device__ bool byPartsBulk(const DirectLaunch& a, int generation, uint64_t epoch) {
   const DeviceComm& c = a.comm;
-  const bool twoShot = a.algorithm == kDirectTwoShot;
+  const bool resultsTravel = a.algorithm != kDirectReduceScatter;  // on to other ranks, then copied out
   const bool storing = threadIdx.x < blockDim.x / 2;
   const Team half = splitBlock(blockDim.x / 2);
   storeWindow(a, generation, 0, wholeBlock());
@@ -116,7 +122,7 @@ __device__ bool byPartsBulk(const DirectLaunch& a, int generation, uint64_t epoc
   for (int k = 0; k < a.windows; ++k) {
     const bool more = k + 1 < a.windows;
     // The copy-out goes with the stores: both are copies, and the reduction has the most loads.
-    const bool copying = twoShot && k > 0;
+    const bool copying = resultsTravel && k > 0;
     if (more && storing) {
       storeWindow(a, generation, k + 1, half);
       if (copying) copyOutWindow(a, generation, k - 1, half);
@@ -126,7 +132,7 @@ __device__ bool byPartsBulk(const DirectLaunch& a, int generation, uint64_t epoc
       reduceWindow<T, Op>(a, generation, k, wholeBlock());
       if (copying) copyOutWindow(a, generation, k - 1, wholeBlock());
     }
-    if (!more && !twoShot) return true;
+    if (!more && !resultsTravel) return true;
     arrive(c, stepFlag(epoch, k + 2));
     if (!awaitPeers(c, stepFlag(epoch, k + 2))) return false;
   }

@@ -6,7 +6,7 @@
 // each step ended by one fence and a flag per block towards every peer (a fence at system scope costs a
 // few microseconds on H100, which lines avoid at the price of their flags).
 //
-// Reductions by parts larger than one area (two-shot, reduce-scatter) run in windows within the launch:
+// Reductions by parts larger than one area (two-shot, reduce-scatter, reduce) run in windows within the launch:
 // window k carries bytes [k * windowBytes, (k + 1) * windowBytes) of every part through half k % 2 of the
 // areas, and while half of each block's threads store window k + 1 into the peers' areas (and copy out
 // window k - 1's results), the other half reduce window k: the links keep busy while a window is reduced.
@@ -41,6 +41,10 @@ enum DirectAlgorithm : int {
   kDirectReduceScatter = 2,
   // Every rank's block (part 0's bytes) to every peer, which copies it into its place (alloyAllGather).
   kDirectAllGather = 3,
+  // Reduce to a root (alloyReduce), bulk only: the root's part is empty, every other rank p reduces part
+  // p (the root's input among the rest) into its slot in the root's result area, and the root copies the
+  // reduced parts into place. Every rank sends, and the root receives, the buffer's bytes once.
+  kDirectReduce = 4,
 };
 
 // How the data of a launch travels (all ranks choose alike: DirectPlan).
@@ -55,7 +59,8 @@ struct DirectLaunch {
   int algorithm;  // DirectAlgorithm
   int protocol;   // DirectProtocol
   const char* src;  // this rank's input: the whole buffer
-  char* dst;        // one-shot, two-shot, all-gather: the whole output buffer; reduce-scatter: this rank's part
+  char* dst;        // one-shot, two-shot, all-gather, reduce (root only): the whole output buffer;
+                    // reduce-scatter: this rank's part
   // Parts (two-shot, reduce-scatter): part p is bytes [partFirst[p], partFirst[p] + partBytes[p]) of src
   // (and of dst, two-shot). One-shot: part 0 is the whole buffer; all-gather: one rank's block.
   size_t partFirst[kMaxLocalRanks];
@@ -66,6 +71,7 @@ struct DirectLaunch {
   // number of windows; with more than one, window k uses the slots of half k % 2 of every area.
   size_t windowBytes;
   int windows;
+  int root;  // reduce: the rank that receives the result
 };
 
 // Flags of the bulk steps grow by one per step within an operation and by 2^kDirectStepBits per operation

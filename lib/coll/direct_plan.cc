@@ -57,15 +57,15 @@ DirectWindows windowsFor(const DeviceComm& c, size_t largestPart, size_t windowM
 }
 
 bool DirectPlan::fits(size_t total) {
-  const bool reduce = args_.algorithm == kDirectReduce;
-  const bool byParts = reduce || args_.algorithm == kDirectTwoShot || args_.algorithm == kDirectReduceScatter;
-  // The parts that carry data: every rank's, but the root's in a reduce, which goes in bulk only.
+  const bool rooted = args_.algorithm == kDirectReduce || args_.algorithm == kDirectBroadcast;
+  const bool byParts = rooted || args_.algorithm == kDirectTwoShot || args_.algorithm == kDirectReduceScatter;
+  // The parts that carry data: every rank's, but the root's in a reduce or broadcast, which go in bulk only.
   size_t carried[kMaxLocalRanks];
   int parts = 0;
   for (int p = 0; p < (byParts ? args_.comm.nranks : 1); ++p)
-    if (!reduce || p != args_.root) carried[parts++] = args_.partBytes[p];
+    if (!rooted || p != args_.root) carried[parts++] = args_.partBytes[p];
   DirectLimits limits = directLimits();
-  if (reduce) limits.linesMax = 0;
+  if (rooted) limits.linesMax = 0;
   const DirectFit fit = fitDirect(args_.comm, carried, parts, total, limits);
   args_.protocol = fit.protocol;
   args_.slotStride = fit.slotStride;
@@ -113,20 +113,28 @@ bool DirectPlan::planReduceScatter(const void* src, void* dst, size_t partBytes)
   return fits(partBytes * args_.comm.nranks);
 }
 
-bool DirectPlan::planReduce(const void* src, void* dst, size_t count, size_t elementSize, int root) {
+bool DirectPlan::planRooted(int algorithm, const void* src, void* dst, size_t count, size_t elementSize, int root) {
   const int n = args_.comm.nranks;
   if (n < 2) return false;
-  args_.algorithm = kDirectReduce;
+  args_.algorithm = algorithm;
   args_.root = root;
   args_.src = static_cast<const char*>(src);
   args_.dst = static_cast<char*>(dst);
   for (int p = 0; p < n; ++p) {
-    // The ranks but the root reduce the n - 1 parts, in rank order.
+    // The ranks but the root take the n - 1 parts, in rank order.
     const Part part = p == root ? Part{0, 0} : partOf(count, elementSize, n - 1, p < root ? p : p - 1);
     args_.partFirst[p] = part.first * elementSize;
     args_.partBytes[p] = part.count * elementSize;
   }
   return fits(count * elementSize);
+}
+
+bool DirectPlan::planReduce(const void* src, void* dst, size_t count, size_t elementSize, int root) {
+  return planRooted(kDirectReduce, src, dst, count, elementSize, root);
+}
+
+bool DirectPlan::planBroadcast(const void* src, void* dst, size_t bytes, int root) {
+  return planRooted(kDirectBroadcast, src, dst, bytes, 1, root);
 }
 
 bool DirectPlan::planAllGather(const void* src, void* dst, size_t blockBytes) {

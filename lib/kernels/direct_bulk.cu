@@ -50,8 +50,10 @@ __device__ inline WindowShare windowShare(const DirectLaunch& a, int p, int k) {
   return WindowShare{first, s.first, first < end ? end - first : 0};
 }
 
-// Window k of every peer's part, from this rank's input into its slot at that peer.
+// Window k of every peer's part, from this rank's input into its slot at that peer (broadcast: the root's
+// only; the others have no input).
 __device__ void storeWindow(const DirectLaunch& a, int generation, int k, Team t) {
+  if (a.algorithm == kDirectBroadcast && a.comm.rank != a.root) return;
   for (int j = 0; j < a.comm.nranks - 1; ++j) {
     const int p = peerInTurn(a.comm, j);
     const WindowShare s = windowShare(a, p, k);
@@ -62,31 +64,50 @@ __device__ void storeWindow(const DirectLaunch& a, int generation, int k, Team t
 
 // Window k of this rank's part, reduced from its own input and the peers' slots: into its output and, for
 // a two-shot, into its slot in every peer's result area; for a reduce into its slot in the root's only.
+// A broadcast "reduces" the root's slot alone (a copy) into its output and into its slot in the result
+// area of every rank but the root.
 template <typename T, int Op>
 __device__ void reduceWindow(const DirectLaunch& a, int generation, int k, Team t) {
   const int me = a.comm.rank, n = a.comm.nranks;
+  const bool broadcast = a.algorithm == kDirectBroadcast;
   const WindowShare s = windowShare(a, me, k);
   const char* inputs[kMaxLocalRanks];
-  for (int q = 0; q < n; ++q)
-    inputs[q] = q == me ? a.src + a.partFirst[me] + s.inPart : slotOf(a, me, generation, kInputs, q, k) + s.inSlot;
+  int sources = 0;
+  for (int q = 0; q < n; ++q) {
+    if (broadcast && q != a.root) continue;
+    inputs[sources++] =
+        q == me ? a.src + a.partFirst[me] + s.inPart : slotOf(a, me, generation, kInputs, q, k) + s.inSlot;
+  }
   char* dsts[kMaxLocalRanks];
   int count = 0;
   switch (a.algorithm) {
     case kDirectTwoShot:
+    case kDirectBroadcast:
       dsts[count++] = a.dst + a.partFirst[me] + s.inPart;
-      for (int p = 0; p < n; ++p)
-        if (p != me) dsts[count++] = slotOf(a, p, generation, kResults, me, k) + s.inSlot;
+      for (int p = 0; p < n; ++p) {
+        if (p == me || (broadcast && p == a.root)) continue;
+        dsts[count++] = slotOf(a, p, generation, kResults, me, k) + s.inSlot;
+      }
       break;
     case kDirectReduce: dsts[count++] = slotOf(a, a.root, generation, kResults, me, k) + s.inSlot; break;
     default: dsts[count++] = a.dst + s.inPart; break;
   }
-  blockReduce<T, Op>(dsts, count, inputs, n, s.bytes, t);
+  blockReduce<T, Op>(dsts, count, inputs, sources, s.bytes, t);
 }
 
 // Window k of every peer's reduced part, from this rank's result area into its output (two-shot; reduce:
-// on the root, whose result area alone the peers fill).
+// on the root, whose result area alone the peers fill; broadcast: on every rank but the root, which copies
+// its input into its output instead unless in place).
 __device__ void copyOutWindow(const DirectLaunch& a, int generation, int k, Team t) {
-  if (a.algorithm == kDirectReduce && a.comm.rank != a.root) return;
+  const bool atRoot = a.comm.rank == a.root;
+  if (a.algorithm == kDirectReduce && !atRoot) return;
+  if (a.algorithm == kDirectBroadcast && atRoot) {
+    for (int q = 0; q < a.comm.nranks && a.dst != a.src; ++q) {
+      const WindowShare r = windowShare(a, q, k);
+      blockCopy(a.dst + a.partFirst[q] + r.inPart, a.src + a.partFirst[q] + r.inPart, r.bytes, t);
+    }
+    return;
+  }
   for (int q = 0; q < a.comm.nranks; ++q) {
     if (q == a.comm.rank) continue;
     const WindowShare r = windowShare(a, q, k);

@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <sstream>
+#include <utility>
 
 #include "device_comm.h"  // kLlChunkBytes
 
@@ -286,6 +287,21 @@ alloyResult_t CommTest::createCommWithTimeout(long long timeoutMs, alloyComm_t* 
   alloyConfig_t config = ALLOY_CONFIG_INITIALIZER;
   config.timeoutMs = timeoutMs;
   return alloyCommCreateFromMPI(MPI_COMM_WORLD, &config, c);
+}
+
+void CommTest::withSmallDirectAreas(size_t areaBytes, const std::function<void()>& body) {
+  alloyComm_t small = nullptr;
+  {
+    ScopedEnv areas("ALLOY_DIRECT_BYTES", areaBytes);
+    ALLOY_ASSERT_OK(createCommWithTimeout(120000, &small));
+  }
+  std::swap(comm, small);
+  {
+    ScopedEnv anyWindow("ALLOY_DIRECT_WINDOW_MIN_BYTES", 0);  // windows this small lose to the rings
+    body();
+  }
+  std::swap(comm, small);
+  ALLOY_EXPECT_OK(alloyCommDestroy(small));
 }
 
 double CommTest::secondsSince(std::chrono::steady_clock::time_point t0) {

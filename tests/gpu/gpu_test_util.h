@@ -19,6 +19,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -223,6 +224,11 @@ class CommTest : public ::testing::Test {
   static alloyResult_t createCommWithTimeout(long long timeoutMs, alloyComm_t* c);
   static double secondsSince(std::chrono::steady_clock::time_point t0);
   static std::string expectTimedOut(alloyComm_t c, double waited);
+
+  // Runs body with the fixture's communicator swapped for a new one over MPI_COMM_WORLD whose direct engine
+  // has areas of areaBytes each (ALLOY_DIRECT_BYTES at creation), windows of any size allowed
+  // (ALLOY_DIRECT_WINDOW_MIN_BYTES=0): a few MB then take many windows (direct_kernel.h). Collective.
+  void withSmallDirectAreas(size_t areaBytes, const std::function<void()>& body);
 
   // true on every rank when ok is true on every rank: for agreement before steps that involve peers.
   bool allRanksOk(bool ok) const;

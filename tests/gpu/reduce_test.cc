@@ -153,8 +153,7 @@ class Reductions : public CommTest {
   static std::vector<Engine> directProtocols() { return {Engine::DirectLines, Engine::DirectBulk}; }
 
   // Parts larger than an area run in windows through its halves (direct_kernel.h). On a communicator with
-  // 1 MiB areas (ALLOY_DIRECT_BYTES at creation, swapped in for the fixture's), windows of any size allowed
-  // (ALLOY_DIRECT_WINDOW_MIN_BYTES=0), a window carries
+  // 1 MiB areas (withSmallDirectAreas) a window carries
   // 1 MiB / (2 nranks) of every part, so a few MB take many windows: parts 16 bytes over a full slot (the
   // last of three windows nearly empty), one and a half slots (three full windows) and over eight slots,
   // in bulk two-shot (allreduce), reduce-scatter or reduce (roots in turn), in place and not, at odd
@@ -163,33 +162,27 @@ class Reductions : public CommTest {
     if (directAreaBytes() == 0) GTEST_SKIP() << "no direct engine (ALLOY_DIRECT_BYTES=0)";
     if (coll == Coll::Reduce && nranks < 3) GTEST_SKIP() << "a reduce goes by parts from 3 ranks on";
     constexpr size_t kArea = size_t{1} << 20;
-    alloyComm_t small = nullptr;
-    {
-      ScopedEnv areas("ALLOY_DIRECT_BYTES", kArea);
-      ALLOY_ASSERT_OK(createCommWithTimeout(120000, &small));
-    }
-    std::swap(comm, small);
     OneShotMax twoShot(0);
     DirectLowLatencyMax bulk(0);
-    ScopedEnv anyWindow("ALLOY_DIRECT_WINDOW_MIN_BYTES", 0);  // windows this small lose to the rings
-    ScopedEnv byParts("ALLOY_REDUCE_SCATTER_MIN_BYTES", 0);   // a reduce by parts at any size
+    ScopedEnv byParts("ALLOY_REDUCE_SCATTER_MIN_BYTES", 0);  // a reduce by parts at any size
     const size_t slot = kArea / nranks;  // a part of this many bytes still fits one area
     // Parts of the count: every rank's (allreduce), every rank's but the root's (reduce), one (reduce-scatter).
     const size_t parts = coll == Coll::AllReduce ? nranks : coll == Coll::Reduce ? nranks - 1 : 1;
-    uint64_t tag = 0;
-    for (size_t partBytes : {slot + 16, slot + slot / 2, 8 * slot + 1000}) {
-      const size_t perPart = partBytes / 4;  // 4-byte elements
-      const size_t count = parts > 1 ? perPart * parts + 3 : perPart;
-      Shape shapes[] = {{count, alloyInt32, alloySum}, {count, alloyInt32, alloyMax, 0, 0, true},
-                        {count * 2, alloyBfloat16, alloyAvg, 2, 6}, {count * 4, alloyInt8, alloyMin, 3, 0, true}};
-      for (Shape& s : shapes) {
-        s.root = static_cast<int>(tag % nranks);  // reduce: every root in turn
-        run(coll, s, ++tag);
+    withSmallDirectAreas(kArea, [&] {
+      uint64_t tag = 0;
+      for (size_t partBytes : {slot + 16, slot + slot / 2, 8 * slot + 1000}) {
+        const size_t perPart = partBytes / 4;  // 4-byte elements
+        const size_t count = parts > 1 ? perPart * parts + 3 : perPart;
+        Shape shapes[] = {{count, alloyInt32, alloySum}, {count, alloyInt32, alloyMax, 0, 0, true},
+                          {count * 2, alloyBfloat16, alloyAvg, 2, 6}, {count * 4, alloyInt8, alloyMin, 3, 0, true}};
+        for (Shape& s : shapes) {
+          s.root = static_cast<int>(tag % nranks);  // reduce: every root in turn
+          run(coll, s, ++tag);
+        }
       }
-    }
-    std::swap(comm, small);
-    ALLOY_EXPECT_OK(alloyCommDestroy(small));
+    });
   }
+
 };
 
 class AllReduce : public Reductions {

@@ -59,7 +59,7 @@ class DirectPlan {
   // for each rank but the root; in bulk, in windows where the parts exceed an area.
   bool planReduce(const void* src, void* dst, size_t count, size_t elementSize, int root);
   // Broadcast of `bytes` from root (src matters there only), cut into nranks - 1 parts alike; the plan's
-  // datatype must be one byte wide, its operator a sum (a "reduction" of one input is a copy).
+  // datatype must be one byte wide (the kernel only copies).
   bool planBroadcast(const void* src, void* dst, size_t bytes, int root);
   // All-gather of blocks of blockBytes into dst; only as lines (the rings' all-gather is faster than the
   // bulk protocol: docs/benchmarks.md).

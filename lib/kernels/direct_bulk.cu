@@ -64,8 +64,8 @@ __device__ void storeWindow(const DirectLaunch& a, int generation, int k, Team t
 
 // Window k of this rank's part, reduced from its own input and the peers' slots: into its output and, for
 // a two-shot, into its slot in every peer's result area; for a reduce into its slot in the root's only.
-// A broadcast "reduces" the root's slot alone (a copy) into its output and into its slot in the result
-// area of every rank but the root.
+// A broadcast copies the root's slot into its output and into its slot in the result area of every rank
+// but the root.
 template <typename T, int Op>
 __device__ void reduceWindow(const DirectLaunch& a, int generation, int k, Team t) {
   const int me = a.comm.rank, n = a.comm.nranks;
@@ -91,6 +91,11 @@ __device__ void reduceWindow(const DirectLaunch& a, int generation, int k, Team 
       break;
     case kDirectReduce: dsts[count++] = slotOf(a, a.root, generation, kResults, me, k) + s.inSlot; break;
     default: dsts[count++] = a.dst + s.inPart; break;
+  }
+  if (broadcast) {
+    // A copy to each destination: blockCopy keeps vectors where the output is off its 16-byte alignment.
+    for (int d = 0; d < count; ++d) blockCopy(dsts[d], inputs[0], s.bytes, t);
+    return;
   }
   blockReduce<T, Op>(dsts, count, inputs, sources, s.bytes, t);
 }

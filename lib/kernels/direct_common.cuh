@@ -1,8 +1,8 @@
 // What every protocol of the direct engine (direct_kernel.h) shares: the blocks' shares of a part, where
 // slots and lines sit in the staging areas, the bulk steps' flags, and the kernel around an algorithm
 // (the operation count per block that picks the generation and the flags). Each protocol instantiates the
-// kernel in a file of its own (direct_bulk.cu, direct_narrow_lines.cu), so the two compile side by side
-// and neither carries the other's registers.
+// kernel in files of its own, one per type family (direct_protocols.h), so that they compile side by side
+// and no protocol carries another's registers.
 #pragma once
 
 #include <cstddef>
@@ -10,6 +10,7 @@
 
 #include "block_sync.cuh"
 #include "direct_kernel.h"
+#include "direct_protocols.h"
 #include "sync_primitives.cuh"
 #include "type_dispatch.cuh"
 
@@ -115,17 +116,23 @@ __global__ void __launch_bounds__(kThreads) directKernel(const __grid_constant__
   }
 }
 
-template <typename Protocol>
+template <typename Protocol, TypeFamily F>
 cudaError_t launchKernel(const DirectLaunch& launch, alloyDataType_t type, cudaStream_t stream) {
-  return withType(type, [&](auto tag) {
+  return withTypeOf<F>(type, [&](auto tag) {
     directKernel<Protocol, decltype(tag)><<<launch.comm.directBlocks, kThreads, 0, stream>>>(launch);
     return cudaGetLastError();
   });
 }
 
-template <typename Protocol>
+template <typename Protocol, TypeFamily F>
 cudaError_t kernelBlocksPerSm(int* blocks) {
-  return fewestBlocksPerSm(kThreads, [](auto tag) { return directKernel<Protocol, decltype(tag)>; }, blocks);
+  return fewestBlocksPerSmOf<F>(kThreads, [](auto tag) { return directKernel<Protocol, decltype(tag)>; }, blocks);
+}
+
+// The kernels of Protocol for the datatypes of family F.
+template <typename Protocol, TypeFamily F>
+constexpr DirectKernels kernelsOf() {
+  return DirectKernels{&launchKernel<Protocol, F>, &kernelBlocksPerSm<Protocol, F>};
 }
 
 }  // namespace direct

@@ -1,24 +1,36 @@
 #include "direct_kernel.h"
 
 #include "direct_protocols.h"
+#include "type_family.h"
 
 namespace alloy {
+namespace {
+
+const direct::DirectKernels* const kAllKernels[] = {&direct::kBulkIntegerKernels, &direct::kBulkFloatingKernels,
+                                                    &direct::kNarrowLinesIntegerKernels,
+                                                    &direct::kNarrowLinesFloatingKernels};
+
+const direct::DirectKernels& kernelsFor(int protocol, alloyDataType_t type) {
+  const bool integer = familyOf(type) == TypeFamily::Integer;
+  if (protocol == kDirectLines) return integer ? direct::kNarrowLinesIntegerKernels : direct::kNarrowLinesFloatingKernels;
+  return integer ? direct::kBulkIntegerKernels : direct::kBulkFloatingKernels;
+}
+
+}  // namespace
 
 cudaError_t launchDirect(const DirectLaunch& launch, alloyDataType_t type, cudaStream_t stream) {
-  switch (launch.protocol) {
-    case kDirectLines: return direct::launchNarrowLines(launch, type, stream);
-    default: return direct::launchBulk(launch, type, stream);
-  }
+  return kernelsFor(launch.protocol, type).launch(launch, type, stream);
 }
 
 cudaError_t directKernelBlocksPerSm(int* blocks) {
   int fewest = 0;
-  cudaError_t (*const probes[])(int*) = {direct::bulkBlocksPerSm, direct::narrowLinesBlocksPerSm};
-  for (size_t i = 0; i < sizeof probes / sizeof probes[0]; ++i) {
+  bool first = true;
+  for (const direct::DirectKernels* kernels : kAllKernels) {
     int perSm = 0;
-    const cudaError_t err = probes[i](&perSm);
+    const cudaError_t err = kernels->blocksPerSm(&perSm);
     if (err != cudaSuccess) return err;
-    fewest = i == 0 || perSm < fewest ? perSm : fewest;
+    fewest = first || perSm < fewest ? perSm : fewest;
+    first = false;
   }
   *blocks = fewest;
   return cudaSuccess;

@@ -10,7 +10,7 @@
 // window k carries bytes [k * windowBytes, (k + 1) * windowBytes) of every part through half k % 2 of the
 // areas, and while half of each block's threads store window k + 1 into the peers' areas (and copy out
 // window k - 1's results), the other half reduce window k: the links keep busy while a window is reduced.
-// One flag per block and window orders it all (direct_bulk.cu has the argument).
+// One flag per block and window orders it all (direct_bulk.cuh has the argument).
 //
 // Reuse of the staging without acknowledgements: the areas come in two generations, used by operations
 // alternately. A rank writes generation g of a peer's area again two operations later, and by then it

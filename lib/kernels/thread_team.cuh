@@ -1,6 +1,6 @@
 // The threads of a block that share one piece of work: the whole block, or a contiguous group of its warps
 // while the other warps do something else (the direct engine's windows overlap the next window's stores
-// with the current window's reduction that way: direct_bulk.cu). The block-wide helpers (block_copy.cuh,
+// with the current window's reduction that way: direct_bulk.cuh). The block-wide helpers (block_copy.cuh,
 // block_reduce.cuh) split their work by a team's rank and size instead of threadIdx.x and blockDim.x.
 #pragma once
 

@@ -9,8 +9,10 @@
 
 #include <climits>
 #include <cstdint>
+#include <type_traits>
 
 #include "alloy.h"
+#include "type_family.h"
 
 namespace alloy {
 
@@ -34,14 +36,31 @@ cudaError_t withType(alloyDataType_t type, F f) {
   }
 }
 
+// The family of the C++ type T (familyOf in type_family.h for the datatype behind it).
+template <typename T>
+constexpr TypeFamily kFamilyOf = std::is_integral<T>::value ? TypeFamily::Integer : TypeFamily::Floating;
+
+// withType for the datatypes of family F only: f is instantiated for those alone, and any other type
+// gives cudaErrorInvalidValue.
+template <TypeFamily F, typename Fn>
+cudaError_t withTypeOf(alloyDataType_t type, Fn f) {
+  return withType(type, [&](auto tag) -> cudaError_t {
+    if constexpr (kFamilyOf<decltype(tag)> == F) return f(tag);
+    else return cudaErrorInvalidValue;
+  });
+}
+
 // The fewest blocks of `threads` threads one SM of the current device holds at once of the kernels that
-// kernelOf(T{}) gives for every datatype (the engine's residency limit takes the most demanding one).
-template <typename KernelOf>
-cudaError_t fewestBlocksPerSm(int threads, KernelOf kernelOf, int* blocks) {
+// kernelOf(T{}) gives for every datatype of family F (the engine's residency limit takes the most
+// demanding one).
+template <TypeFamily F, typename KernelOf>
+cudaError_t fewestBlocksPerSmOf(int threads, KernelOf kernelOf, int* blocks) {
   int fewest = INT_MAX;
   for (int t = 0; t < alloyNumTypes; ++t) {
+    const auto type = static_cast<alloyDataType_t>(t);
+    if (familyOf(type) != F) continue;
     int perSm = 0;
-    const cudaError_t err = withType(static_cast<alloyDataType_t>(t), [&](auto tag) {
+    const cudaError_t err = withTypeOf<F>(type, [&](auto tag) {
       return cudaOccupancyMaxActiveBlocksPerMultiprocessor(&perSm, kernelOf(tag), threads, 0);
     });
     if (err != cudaSuccess) return err;
@@ -49,6 +68,16 @@ cudaError_t fewestBlocksPerSm(int threads, KernelOf kernelOf, int* blocks) {
   }
   *blocks = fewest;
   return cudaSuccess;
+}
+
+// The same over every datatype.
+template <typename KernelOf>
+cudaError_t fewestBlocksPerSm(int threads, KernelOf kernelOf, int* blocks) {
+  int integers = 0, floating = 0;
+  cudaError_t err = fewestBlocksPerSmOf<TypeFamily::Integer>(threads, kernelOf, &integers);
+  if (err == cudaSuccess) err = fewestBlocksPerSmOf<TypeFamily::Floating>(threads, kernelOf, &floating);
+  if (err == cudaSuccess) *blocks = integers < floating ? integers : floating;
+  return err;
 }
 
 }  // namespace alloy

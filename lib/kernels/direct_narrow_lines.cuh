@@ -1,6 +1,8 @@
-// The direct engine over 16-byte lines of 8 data bytes (ll_protocol.cuh).
+// The direct engine over 16-byte lines of 8 data bytes (ll_protocol.cuh). Instantiated per type family by
+// direct_narrow_lines_integers.cu and direct_narrow_lines_floating.cu.
+#pragma once
+
 #include "direct_lines.cuh"
-#include "direct_protocols.h"
 #include "ll_protocol.cuh"
 #include "ll_reduce.cuh"
 
@@ -28,12 +30,5 @@ struct NarrowLines {
 };
 
 }  // namespace
-
-cudaError_t launchNarrowLines(const DirectLaunch& launch, alloyDataType_t type, cudaStream_t stream) {
-  return launchKernel<LinesProtocol<NarrowLines>>(launch, type, stream);
-}
-
-cudaError_t narrowLinesBlocksPerSm(int* blocks) { return kernelBlocksPerSm<LinesProtocol<NarrowLines>>(blocks); }
-
 }  // namespace direct
 }  // namespace alloy

@@ -1,8 +1,10 @@
 // The direct engine in bulk: each step's stores, then one fence and a flag per block towards every peer.
+// Instantiated per type family by direct_bulk_integers.cu and direct_bulk_floating.cu.
+#pragma once
+
 #include "block_copy.cuh"
 #include "block_reduce.cuh"
 #include "direct_common.cuh"
-#include "direct_protocols.h"
 #include "thread_team.cuh"
 
 namespace alloy {
@@ -176,12 +178,5 @@ struct BulkProtocol {
 };
 
 }  // namespace
-
-cudaError_t launchBulk(const DirectLaunch& launch, alloyDataType_t type, cudaStream_t stream) {
-  return launchKernel<BulkProtocol>(launch, type, stream);
-}
-
-cudaError_t bulkBlocksPerSm(int* blocks) { return kernelBlocksPerSm<BulkProtocol>(blocks); }
-
 }  // namespace direct
 }  // namespace alloy

@@ -123,7 +123,7 @@ __device__ void copyOutWindow(const DirectLaunch& a, int generation, int k, Team
   }
 }
 
-// Two-shot, reduce-scatter, reduce and broadcast in bulk, window after window. Step 1 follows the stores of window 0; step
+// Two-shot and reduce-scatter in bulk, window after window. Step 1 follows the stores of window 0; step
 // k + 2 follows round k, in which half of the threads store window k + 1 and copy out window k - 1 while
 // the others reduce window k (the whole block does what is left when one half has nothing). Why no
 // acknowledgement is needed: a block exchanges bytes only with the same block of its peers (every window's
@@ -135,19 +135,15 @@ __device__ void copyOutWindow(const DirectLaunch& a, int generation, int k, Team
 //     window k - 2, in round k - 1; and window k - 1's results, copied out in round k, were stored by the
 //     peers in round k - 1 and are overwritten only in round k + 1, after this rank's step k + 2.
 // A reduce follows the two-shot with one destination for the results (the root), whose own part is empty:
-// nothing is stored to its input area, and it has no window to reduce. A broadcast follows it too: only the
-// root stores, and the others forward their part of the root's window instead of reducing. A reduce-scatter needs no step after
+// nothing is stored to its input area, and it has no window to reduce. A reduce-scatter needs no step after
 // its last round. In place (dst == src) is safe: within one round the threads read and write different
 // windows, and a block reads its own part's bytes before writing them, element by element.
 template <typename T, int Op>
 __device__ bool byPartsBulk(const DirectLaunch& a, int generation, uint64_t epoch) {
   const DeviceComm& c = a.comm;
   const bool resultsTravel = a.algorithm != kDirectReduceScatter;  // on to other ranks, then copied out
-  // The root of a reduce or broadcast has no part, so no window to reduce: there all of the threads store
-  // and copy out (its stores are the busiest link of a broadcast).
-  const bool reduces = a.partBytes[c.rank] > 0;
-  const bool storing = !reduces || threadIdx.x < blockDim.x / 2;
-  const Team half = reduces ? splitBlock(blockDim.x / 2) : wholeBlock();
+  const bool storing = threadIdx.x < blockDim.x / 2;
+  const Team half = splitBlock(blockDim.x / 2);
   storeWindow(a, generation, 0, wholeBlock());
   arrive(c, stepFlag(epoch, 1));
   if (!awaitPeers(c, stepFlag(epoch, 1))) return false;

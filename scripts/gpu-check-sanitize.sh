@@ -2,11 +2,11 @@
 # The sanitize mode of scripts/gpu-check.sh (sourced by it after gpu-check-common.sh): compute-sanitizer over
 # a reduced suite, one instance per rank.
 # One small (low-latency) and one large (bulk, over a slot per peer) call of alltoall, alltoallv,
-# allreduce (each algorithm) and a send/recv ring; allreduce, reduce-scatter, reduce and broadcast in many
+# allreduce (each algorithm) and a send/recv ring; allreduce, reduce-scatter and reduce in many
 # windows of the direct engine.
 SANITIZE_DEFAULT="AlltoAll.BothProtocols:AlltoAllv.BothProtocols:AllReduce.BothProtocols:SendRecv.BothProtocols"
 SANITIZE_DEFAULT+=":AllReduce.WindowsThroughSmallAreas:ReduceScatter.WindowsThroughSmallAreas"
-SANITIZE_DEFAULT+=":Reduce.WindowsThroughSmallAreas:Broadcast.WindowsThroughSmallAreas"
+SANITIZE_DEFAULT+=":Reduce.WindowsThroughSmallAreas"
 
 mode_sanitize() {
   build alloy_gpu_tests

@@ -3,13 +3,13 @@
 # GPU suites, repeated on fresh seeds at several rank counts.
 # alloy_gpu_tests: random alltoallv matrices with shifted (gapped, shuffled) displacements, blocks around
 # the slot size, sizes at every protocol boundary (pages, low-latency chunk and limit, slot) for alltoall
-# and allreduce, allreduce, reduce-scatter, reduce and broadcast in many windows of the direct engine, several communicators
+# and allreduce, allreduce, reduce-scatter and reduce in many windows of the direct engine, several communicators
 # on one stream and in one group, and the ordering, low-latency wrap-around, group validation and
 # residency suites. Never Faults.* (slow by design).
 STRESS_NATIVE_DEFAULT="AlltoAllv.RandomMatrices:AlltoAllv.MatchesMpiAlltoallv:AlltoAllv.BlocksCrossingSlotSize"
 STRESS_NATIVE_DEFAULT+=":AlltoAll.ProtocolBoundarySizes:AllReduce.ProtocolBoundarySizes"
 STRESS_NATIVE_DEFAULT+=":AllReduce.WindowsThroughSmallAreas:ReduceScatter.WindowsThroughSmallAreas"
-STRESS_NATIVE_DEFAULT+=":Reduce.WindowsThroughSmallAreas:Broadcast.WindowsThroughSmallAreas"
+STRESS_NATIVE_DEFAULT+=":Reduce.WindowsThroughSmallAreas"
 STRESS_NATIVE_DEFAULT+=":MultiComm.AlternatingAlltoAllOnOneStream:MultiComm.GroupSpanningTwoCommunicatorsPostedInOppositeOrders"
 STRESS_NATIVE_DEFAULT+=":StreamOrder.*:LowLatencyWrap.*:GroupValidation.*:Residency.*-Faults.*"
 # alloy_mpix_gpu_tests: every MPI_IN_PLACE path on GPU memory, and MPIX alltoallv over random count

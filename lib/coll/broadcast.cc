@@ -3,9 +3,7 @@
 // root only, as in NCCL. Between hosts that each hold L > 1 ranks, larger buffers go along the root's
 // rail first and then inside each host; small buffers between many hosts go down a binomial tree
 // (broadcastStaged). Inside one host, buffers whose parts exceed the low-latency limit are scattered and
-// forwarded: the root's link carries the buffer once instead of once per peer; in the direct engine (one
-// launch, in windows beyond its areas: direct_kernel.h) where it is there, else over the rings
-// (broadcastScattered).
+// forwarded (broadcastScattered): the root's link carries the buffer once instead of once per peer.
 #include <algorithm>
 #include <string>
 #include <vector>
@@ -16,7 +14,6 @@
 #include "binomial_plan.h"
 #include "comm.h"
 #include "datatype.h"
-#include "direct_plan.h"
 #include "env.h"
 #include "error.h"
 #include "group_reduce.h"
@@ -164,11 +161,7 @@ extern "C" ALLOY_API alloyResult_t alloyBroadcast(const void* sendbuff, void* re
   }
   ALLOY_TRY(checkDeviceBuffer(comm, recvbuff, bytes, fn, "recvbuff"));
   if (bytes == 0) return alloySuccess;
-  if (forwardApplies(comm, bytes)) {
-    DirectPlan direct(comm, alloyUint8, alloySum, kOpBroadcast);
-    if (direct.planBroadcast(sendbuff, recvbuff, bytes, root)) return direct.launch(stream, fn);
-    return broadcastScattered(sendbuff, recvbuff, bytes, root, comm, stream, fn);
-  }
+  if (forwardApplies(comm, bytes)) return broadcastScattered(sendbuff, recvbuff, bytes, root, comm, stream, fn);
   bool tree = false, alongRails = false;
   if (comm->topology.spansHosts()) {
     // Above the size where allreduce stops sending whole buffers, the bytes saved between hosts are worth

@@ -57,9 +57,9 @@ DirectWindows windowsFor(const DeviceComm& c, size_t largestPart, size_t windowM
 }
 
 bool DirectPlan::fits(size_t total) {
-  const bool rooted = args_.algorithm == kDirectReduce || args_.algorithm == kDirectBroadcast;
+  const bool rooted = args_.algorithm == kDirectReduce;
   const bool byParts = rooted || args_.algorithm == kDirectTwoShot || args_.algorithm == kDirectReduceScatter;
-  // The parts that carry data: every rank's, but the root's in a reduce or broadcast, which go in bulk only.
+  // The parts that carry data: every rank's, but the root's in a reduce, which goes in bulk only.
   size_t carried[kMaxLocalRanks];
   int parts = 0;
   for (int p = 0; p < (byParts ? args_.comm.nranks : 1); ++p)
@@ -113,10 +113,10 @@ bool DirectPlan::planReduceScatter(const void* src, void* dst, size_t partBytes)
   return fits(partBytes * args_.comm.nranks);
 }
 
-bool DirectPlan::planRooted(int algorithm, const void* src, void* dst, size_t count, size_t elementSize, int root) {
+bool DirectPlan::planReduce(const void* src, void* dst, size_t count, size_t elementSize, int root) {
   const int n = args_.comm.nranks;
   if (n < 2) return false;
-  args_.algorithm = algorithm;
+  args_.algorithm = kDirectReduce;
   args_.root = root;
   args_.src = static_cast<const char*>(src);
   args_.dst = static_cast<char*>(dst);
@@ -127,14 +127,6 @@ bool DirectPlan::planRooted(int algorithm, const void* src, void* dst, size_t co
     args_.partBytes[p] = part.count * elementSize;
   }
   return fits(count * elementSize);
-}
-
-bool DirectPlan::planReduce(const void* src, void* dst, size_t count, size_t elementSize, int root) {
-  return planRooted(kDirectReduce, src, dst, count, elementSize, root);
-}
-
-bool DirectPlan::planBroadcast(const void* src, void* dst, size_t bytes, int root) {
-  return planRooted(kDirectBroadcast, src, dst, bytes, 1, root);
 }
 
 bool DirectPlan::planAllGather(const void* src, void* dst, size_t blockBytes) {

@@ -31,7 +31,7 @@ struct DirectFit {
 };
 DirectFit fitDirect(const DeviceComm& c, const size_t* partBytes, int parts, size_t total, const DirectLimits& limits);
 
-// Windows for a two-shot, reduce-scatter, reduce or broadcast whose parts (the largest of largestPart bytes) do not fit one
+// Windows for a two-shot, reduce-scatter or reduce whose parts (the largest of largestPart bytes) do not fit one
 // bulk area (direct_kernel.h): each window carries windowBytes of every part through half an area;
 // `fits` false when the areas are too small for a window, when a window would move less than
 // windowMinBytes out of each rank, or when more than kDirectMaxWindows would be needed.
@@ -58,9 +58,6 @@ class DirectPlan {
   // Reduce of `count` elements to root (dst matters there only), cut into nranks - 1 parts by partOf, one
   // for each rank but the root; in bulk, in windows where the parts exceed an area.
   bool planReduce(const void* src, void* dst, size_t count, size_t elementSize, int root);
-  // Broadcast of `bytes` from root (src matters there only), cut into nranks - 1 parts alike; the plan's
-  // datatype must be one byte wide (the kernel only copies).
-  bool planBroadcast(const void* src, void* dst, size_t bytes, int root);
   // All-gather of blocks of blockBytes into dst; only as lines (the rings' all-gather is faster than the
   // bulk protocol: docs/benchmarks.md).
   bool planAllGather(const void* src, void* dst, size_t blockBytes);
@@ -68,8 +65,6 @@ class DirectPlan {
   alloyResult_t launch(cudaStream_t stream, const char* function);
 
  private:
-  // A reduce or broadcast: algorithm, with the parts of every rank but the root.
-  bool planRooted(int algorithm, const void* src, void* dst, size_t count, size_t elementSize, int root);
   // Sets the protocol and the slot stride from the largest part and the whole input (`total` bytes, or
   // all of the output for an all-gather); false when nranks slots exceed an area.
   bool fits(size_t total);

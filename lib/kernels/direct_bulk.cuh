@@ -52,10 +52,8 @@ __device__ inline WindowShare windowShare(const DirectLaunch& a, int p, int k) {
   return WindowShare{first, s.first, first < end ? end - first : 0};
 }
 
-// Window k of every peer's part, from this rank's input into its slot at that peer (broadcast: the root's
-// only; the others have no input).
+// Window k of every peer's part, from this rank's input into its slot at that peer.
 __device__ void storeWindow(const DirectLaunch& a, int generation, int k, Team t) {
-  if (a.algorithm == kDirectBroadcast && a.comm.rank != a.root) return;
   for (int j = 0; j < a.comm.nranks - 1; ++j) {
     const int p = peerInTurn(a.comm, j);
     const WindowShare s = windowShare(a, p, k);
@@ -66,55 +64,31 @@ __device__ void storeWindow(const DirectLaunch& a, int generation, int k, Team t
 
 // Window k of this rank's part, reduced from its own input and the peers' slots: into its output and, for
 // a two-shot, into its slot in every peer's result area; for a reduce into its slot in the root's only.
-// A broadcast copies the root's slot into its output and into its slot in the result area of every rank
-// but the root.
 template <typename T, int Op>
 __device__ void reduceWindow(const DirectLaunch& a, int generation, int k, Team t) {
   const int me = a.comm.rank, n = a.comm.nranks;
-  const bool broadcast = a.algorithm == kDirectBroadcast;
   const WindowShare s = windowShare(a, me, k);
   const char* inputs[kMaxLocalRanks];
-  int sources = 0;
-  for (int q = 0; q < n; ++q) {
-    if (broadcast && q != a.root) continue;
-    inputs[sources++] =
-        q == me ? a.src + a.partFirst[me] + s.inPart : slotOf(a, me, generation, kInputs, q, k) + s.inSlot;
-  }
+  for (int q = 0; q < n; ++q)
+    inputs[q] = q == me ? a.src + a.partFirst[me] + s.inPart : slotOf(a, me, generation, kInputs, q, k) + s.inSlot;
   char* dsts[kMaxLocalRanks];
   int count = 0;
   switch (a.algorithm) {
     case kDirectTwoShot:
-    case kDirectBroadcast:
       dsts[count++] = a.dst + a.partFirst[me] + s.inPart;
-      for (int p = 0; p < n; ++p) {
-        if (p == me || (broadcast && p == a.root)) continue;
-        dsts[count++] = slotOf(a, p, generation, kResults, me, k) + s.inSlot;
-      }
+      for (int p = 0; p < n; ++p)
+        if (p != me) dsts[count++] = slotOf(a, p, generation, kResults, me, k) + s.inSlot;
       break;
     case kDirectReduce: dsts[count++] = slotOf(a, a.root, generation, kResults, me, k) + s.inSlot; break;
     default: dsts[count++] = a.dst + s.inPart; break;
   }
-  if (broadcast) {
-    // A copy to each destination: blockCopy keeps vectors where the output is off its 16-byte alignment.
-    for (int d = 0; d < count; ++d) blockCopy(dsts[d], inputs[0], s.bytes, t);
-    return;
-  }
-  blockReduce<T, Op>(dsts, count, inputs, sources, s.bytes, t);
+  blockReduce<T, Op>(dsts, count, inputs, n, s.bytes, t);
 }
 
 // Window k of every peer's reduced part, from this rank's result area into its output (two-shot; reduce:
-// on the root, whose result area alone the peers fill; broadcast: on every rank but the root, which copies
-// its input into its output instead unless in place).
+// on the root, whose result area alone the peers fill).
 __device__ void copyOutWindow(const DirectLaunch& a, int generation, int k, Team t) {
-  const bool atRoot = a.comm.rank == a.root;
-  if (a.algorithm == kDirectReduce && !atRoot) return;
-  if (a.algorithm == kDirectBroadcast && atRoot) {
-    for (int q = 0; q < a.comm.nranks && a.dst != a.src; ++q) {
-      const WindowShare r = windowShare(a, q, k);
-      blockCopy(a.dst + a.partFirst[q] + r.inPart, a.src + a.partFirst[q] + r.inPart, r.bytes, t);
-    }
-    return;
-  }
+  if (a.algorithm == kDirectReduce && a.comm.rank != a.root) return;
   for (int q = 0; q < a.comm.nranks; ++q) {
     if (q == a.comm.rank) continue;
     const WindowShare r = windowShare(a, q, k);
@@ -123,7 +97,7 @@ __device__ void copyOutWindow(const DirectLaunch& a, int generation, int k, Team
   }
 }
 
-// Two-shot and reduce-scatter in bulk, window after window. Step 1 follows the stores of window 0; step
+// Two-shot, reduce-scatter and reduce in bulk, window after window. Step 1 follows the stores of window 0; step
 // k + 2 follows round k, in which half of the threads store window k + 1 and copy out window k - 1 while
 // the others reduce window k (the whole block does what is left when one half has nothing). Why no
 // acknowledgement is needed: a block exchanges bytes only with the same block of its peers (every window's

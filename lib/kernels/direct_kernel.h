@@ -45,10 +45,6 @@ enum DirectAlgorithm : int {
   // p (the root's input among the rest) into its slot in the root's result area, and the root copies the
   // reduced parts into place. Every rank sends, and the root receives, the buffer's bytes once.
   kDirectReduce = 4,
-  // Broadcast (alloyBroadcast), bulk only: the root's part is empty, it stores part p into rank p's input
-  // area, and rank p copies it into its output and into its slot in the result area of every rank but the
-  // root, which copy the parts into place; the root copies its input into its output unless in place.
-  kDirectBroadcast = 5,
 };
 
 // How the data of a launch travels (all ranks choose alike: DirectPlan).
@@ -62,8 +58,8 @@ struct DirectLaunch {
   int op;         // alloyRedOp_t
   int algorithm;  // DirectAlgorithm
   int protocol;   // DirectProtocol
-  const char* src;  // this rank's input: the whole buffer (broadcast: the root's only)
-  char* dst;        // one-shot, two-shot, all-gather, broadcast, reduce (root only): the whole output buffer;
+  const char* src;  // this rank's input: the whole buffer
+  char* dst;        // one-shot, two-shot, all-gather, reduce (root only): the whole output buffer;
                     // reduce-scatter: this rank's part
   // Parts (two-shot, reduce-scatter): part p is bytes [partFirst[p], partFirst[p] + partBytes[p]) of src
   // (and of dst, two-shot). One-shot: part 0 is the whole buffer; all-gather: one rank's block.
@@ -75,7 +71,7 @@ struct DirectLaunch {
   // number of windows; with more than one, window k uses the slots of half k % 2 of every area.
   size_t windowBytes;
   int windows;
-  int root;  // reduce: the rank that receives the result; broadcast: the rank that sends
+  int root;  // reduce: the rank that receives the result
 };
 
 // Flags of the bulk steps grow by one per step within an operation and by 2^kDirectStepBits per operation

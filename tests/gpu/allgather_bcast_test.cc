@@ -113,26 +113,6 @@ TEST_F(Broadcast, ScatteredAndForwarded) {
   }
 }
 
-// Scatter and forward in the direct engine's windows (direct_kernel.h) on a communicator with 1 MiB areas:
-// parts 16 bytes over a slot and over eight slots (3 and 17 windows), every root, in place, and receive
-// buffers off their alignment.
-TEST_F(Broadcast, WindowsThroughSmallAreas) {
-  if (nranks < 3 || comm->topology.spansHosts()) GTEST_SKIP() << "forwarding needs 3 or more ranks on one host";
-  ScopedEnv force("ALLOY_BROADCAST_FORWARD", 1);
-  constexpr size_t kArea = size_t{1} << 20;
-  const size_t slot = kArea / nranks;
-  withSmallDirectAreas(kArea, [&] {
-    uint64_t tag = 0;
-    for (int root = 0; root < nranks; ++root)
-      for (size_t part : {slot + 16, 8 * slot + 1000}) {
-        const size_t bytes = part * (nranks - 1) + 5;
-        broadcast(bytes, alloyUint8, root, ++tag);
-        broadcast(bytes, alloyInt8, root, ++tag, {3, 3, true});
-        broadcast(bytes, alloyUint8, root, ++tag, {1, 3});
-      }
-  });
-}
-
 // The binomial tree between hosts (broadcast.cc, broadcastStaged), which by default runs only where the
 // cost model expects it to be faster (small buffers between many hosts), forced at any host count: every
 // root (the tree is rooted at each in turn, along its rail where hosts are even), sizes up to the

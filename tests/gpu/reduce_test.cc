@@ -182,7 +182,6 @@ class Reductions : public CommTest {
       }
     });
   }
-
 };
 
 class AllReduce : public Reductions {

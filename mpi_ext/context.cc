@@ -26,6 +26,7 @@ void release(Context* context) {
   if (context->layerStream != nullptr) cudaStreamDestroy(context->layerStream);
   context->layerOrder = nullptr;
   context->layerStream = nullptr;
+  context->vote.reset();  // it lets MPI progress through the agreement's communicator
   MPI_Comm_free(&context->agreement);
 }
 
@@ -107,6 +108,18 @@ Problem contextOf(MPI_Comm comm, const char* function, Context** out) {
   registry.push_back(context);
   *out = context;
   return {};
+}
+
+bool agreeMax(Context* context, const int* ballot, int* all, int count) {
+  if (!context->voteChosen) {
+    context->vote = SharedVote::create(context->agreement);
+    context->voteChosen = true;
+  }
+  if (context->vote) {
+    context->vote->maxOf(ballot, all, count);
+    return true;
+  }
+  return PMPI_Allreduce(ballot, all, count, MPI_INT, MPI_MAX, context->agreement) == MPI_SUCCESS;
 }
 
 Context* existingContext(MPI_Comm comm) {

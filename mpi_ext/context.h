@@ -6,8 +6,11 @@
 #include <cuda_runtime.h>
 #include <mpi.h>
 
+#include <memory>
+
 #include "alloy.h"
 #include "problem.h"
+#include "shared_vote.h"
 
 namespace alloy_mpix {
 
@@ -31,7 +34,15 @@ struct Context {
   cudaStream_t layerStream = nullptr;
   cudaEvent_t layerOrder = nullptr;
   bool released = false;  // released at MPI_Finalize, still attached to a communicator MPI frees later
+  // The per-call agreement through shared memory (shared_vote.h), chosen at the context's first agreement:
+  // null where the ranks cannot have it, and then the agreement runs through MPI.
+  std::unique_ptr<SharedVote> vote;
+  bool voteChosen = false;
 };
+
+// The per-call agreement on the context's communicator: all[i] = the largest ballot[i] over its ranks, for
+// i < count (at most kMaxBallot). Collective. False where MPI failed (all is then undefined).
+bool agreeMax(Context* context, const int* ballot, int* all, int count);
 
 // The context of comm, created (collectively: all ranks make the same MPIX calls) on first use.
 Problem contextOf(MPI_Comm comm, const char* function, Context** out);

@@ -99,7 +99,7 @@ int execute(const char* function, MPI_Comm comm, cudaStream_t stream, const Prep
   const int vote[5] = {(kinds & kHostMemory) ? 1 : 0, (kinds & kGpuMemory) ? 1 : 0, mine ? shape.rank + 1 : 0,
                        agreeEveryCall ? 1 : 0, agreeEveryCall ? 0 : 1};
   int all[5] = {0, 0, 0, 0, 0};
-  if (PMPI_Allreduce(vote, all, 5, MPI_INT, MPI_MAX, context->agreement) != MPI_SUCCESS)
+  if (!agreeMax(context, vote, all, 5))
     return report(comm, problem(MPI_ERR_OTHER, "%s: the ranks could not agree on the call (MPI_Allreduce failed)",
                                 function));
   if (mine) return report(comm, mine);

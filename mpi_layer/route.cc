@@ -64,7 +64,7 @@ Route route(const char* function, MPI_Comm comm, bool nonblocking, const Describ
   // library: mixed memory is decided alike on every rank.
   int ballot[2], all[2] = {0, 0};
   ballotOf(function, *out, nonblocking, ballot);
-  if (PMPI_Allreduce(ballot, all, 2, MPI_INT, MPI_MAX, out->context->agreement) != MPI_SUCCESS) {
+  if (!alloy_mpix::agreeMax(out->context, ballot, all, 2)) {
     *code = alloy_mpix::report(comm, alloy_mpix::problem(MPI_ERR_OTHER, "%s: the ranks could not agree on the "
                                                                         "call (MPI_Allreduce failed)", function));
     return Route::Failed;

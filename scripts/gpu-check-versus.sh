@@ -3,8 +3,9 @@
 # gpu-check-nccl.sh for nccl_wheel_include, nccl_home and nccl_tests_build, and uses the common find_gpus,
 # find_nccl, build, perf_bin, run_bounded, run_status, budget, result_line, fail_mode and log): NVIDIA's nccl-tests on NVIDIA's NCCL against
 # the same binaries on Alloy's libnccl.so.2, one rank per GPU, as an application sees the two libraries:
-#   1. build Alloy's libnccl.so.2 (from the wheel's nccl.h), alloy-perf and link-ceiling, nothing else, and
-#      measure the link ceiling of the GPUs (tools/link-ceiling);
+#   1. build Alloy's libnccl.so.2 (from the wheel's nccl.h), alloy-perf, link-ceiling and host-cost, nothing
+#      else; measure the link ceiling of the GPUs (tools/link-ceiling) and the host's time per small call
+#      (tools/host-cost: where it sets the pace of small operations);
 #   2. build nccl-tests (.thirdparty/nccl-tests) once, against NVIDIA's NCCL, in a folder of its own: its binaries
 #      find libnccl.so.2 through the loader's path, so LD_LIBRARY_PATH picks the library of each run;
 #   3. every operation of VERSUS_OPS on NCCL, then on Alloy, then on each of Alloy's variants (its settings as
@@ -177,7 +178,7 @@ mode_versus() {
   [ -f "$nccl_lib" ] || fail_mode "no NVIDIA libnccl.so.2 by path: set ALLOY_PERF_NCCL_LIB"
   nccl_dir=$(cd "$(dirname "$nccl_lib")" && pwd)
   configure_args+=("-DALLOY_NCCL_INCLUDE_DIR=$include")
-  build alloy_nccl alloy-perf link-ceiling
+  build alloy_nccl alloy-perf link-ceiling host-cost
   [ -e "$BUILD_DIR/nccl/libnccl.so.2" ] ||
     fail_mode "no $BUILD_DIR/nccl/libnccl.so.2 after the build: was nccl.h taken? (see configure.log)"
   local alloy_dir build_abs
@@ -211,7 +212,12 @@ mode_versus() {
     CUDA_VISIBLE_DEVICES=$(seq -s, 0 $((NGPU - 1))) timeout 120 "$probe" >"$RESULTS/logs/versus-ceiling.log" 2>&1 ||
       log "link-ceiling FAILED (logs/versus-ceiling.log)"
   fi
-  local cap=${VERSUS_TIMEOUT:-90} i tag lib
+  local cap=${VERSUS_TIMEOUT:-90} i tag lib host_cost=$BUILD_DIR/tools/host-cost/host-cost
+  if [ -x "$host_cost" ]; then
+    versus_optional=1  # a measurement beside the table: its failure shows in its row only
+    versus_run "versus-host-cost-np$NGPU" 60 -x NCCL_NVLS_ENABLE=0 "$host_cost"
+    versus_optional=0
+  fi
   local sizes=(-b "${VERSUS_MINBYTES:-8}" -e "${VERSUS_MAXBYTES:-1G}" -f "${VERSUS_FACTOR:-4}"
                -w "${VERSUS_WARMUP:-5}" -n "${VERSUS_ITERS:-20}")
   # The nccl-tests runs keep time for the alltoallv and graph runs of every configuration after them.
@@ -271,6 +277,8 @@ mode_versus() {
       "graph_allreduce_time.py"
     for row in "${versus_rows[@]}"; do echo "$row"; done
     for row in "${versus_prof_lines[@]}"; do echo "profile: $row"; done
+    [ -f "$RESULTS/logs/versus-host-cost-np$NGPU.log" ] &&
+      sed -n '/^host-cost:/,$p' "$RESULTS/logs/versus-host-cost-np$NGPU.log" | head -24
     echo "$table"
     result_line "$versus_bad" "$versus_not_run" "the runs above and versus-logs.tar.gz" VERSUS_BUDGET
     echo "results: $RESULTS: summary.txt, versus.png, the logs in versus-logs.tar.gz"

@@ -40,7 +40,8 @@
 #                                       picks the library), one rank per GPU, -c 1; alltoallv with alloy-perf
 #                                       against NCCL; one allreduce per CUDA graph replay on both
 #                                       (tests/nccl_frameworks/graph_allreduce_time.py); the GPUs' link
-#                                       ceiling (tools/link-ceiling); per operation a table, the worst
+#                                       ceiling (tools/link-ceiling) and the host's time per small call
+#                                       (tools/host-cost); per operation a table, the worst
 #                                       Alloy/NCCL ratio of each size class against its target, the large
 #                                       class against the ceiling, and a plot (scripts/versus-table.py); the
 #                                       logs packed in one tarball;

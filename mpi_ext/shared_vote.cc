@@ -17,15 +17,18 @@ namespace {
 // call per fragment from this rank), and before a rank that shares its core with other ranks yields it.
 constexpr int kSpinsPerProgress = 64;
 
-// Whether this node's ranks of the job outnumber the cores this process may run on: then a waiting rank
+// Whether the communicator's ranks (all on this node) outnumber the cores they run on: then a waiting rank
 // yields its core to the peer it waits for. Otherwise it keeps polling, as MPI's own waits do: yielding
 // to an unrelated busy process costs its whole time slice (1.6 ms per vote at 2 ranks beside two busy
-// processes on 2 cores, against 0.2 us polling).
+// processes on 2 cores, against 0.2 us polling). The cores are those this process may run on (a
+// container's share of the node), or the node's where it is bound to one core: ranks bound to a core
+// each do not share them.
 bool ranksOutnumberCores(int ranks) {
-  cpu_set_t cores;
-  CPU_ZERO(&cores);
-  if (sched_getaffinity(0, sizeof cores, &cores) != 0) return false;
-  return ranks > CPU_COUNT(&cores);
+  cpu_set_t mask;
+  CPU_ZERO(&mask);
+  long cores = sched_getaffinity(0, sizeof mask, &mask) == 0 ? CPU_COUNT(&mask) : 0;
+  if (cores <= 1) cores = sysconf(_SC_NPROCESSORS_ONLN);
+  return cores > 0 && ranks > cores;
 }
 
 // Whether every rank of comm runs on this rank's node, alike on every rank (collective).

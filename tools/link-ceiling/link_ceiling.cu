@@ -4,6 +4,8 @@
 // peer access; all GPUs send at the same time, each the same bytes to every peer:
 //   SM stores      a kernel of B blocks x 512 threads loads 16-byte vectors of its source once and stores
 //                  each to every peer's buffer (the direct engine's pattern), for several B;
+//   SM stores, ring  the same bytes all to the next GPU (a ring's pattern, NCCL's: on 4 x H100 its
+//                  broadcast and reduce ran a few percent above the all-peers figure);
 //   copy engines   one cudaMemcpyPeerAsync per peer, each on a stream of its own.
 // It prints, per path, the slowest and the mean GPU's egress (GB/s, 1e9 bytes) and then the best slowest
 // GPU's figure: the ceiling.
@@ -95,7 +97,7 @@ void report(const char* path, const char* blocks, const std::vector<double>& egr
     lowest = e < lowest ? e : lowest;
     sum += e;
   }
-  std::printf("%-14s %8s %12.1f %10.1f\n", path, blocks, lowest, sum / egress.size());
+  std::printf("%-16s %8s %12.1f %10.1f\n", path, blocks, lowest, sum / egress.size());
   if (lowest > *best) {
     *best = lowest;
     *bestPath = path;
@@ -143,7 +145,7 @@ int main(int argc, char** argv) {
   CHECK(cudaGetDeviceProperties(&prop, 0));
   std::printf("link-ceiling: %d x %s, %zu bytes from every GPU to each peer, %d iterations\n", n, prop.name, bytes,
               iterations);
-  std::printf("%-14s %8s %12s %10s\n", "path", "blocks", "slowest GPU", "mean GB/s");
+  std::printf("%-16s %8s %12s %10s\n", "path", "blocks", "slowest GPU", "mean GB/s");
 
   double best = 0;
   const char* bestPath = "none";
@@ -158,6 +160,18 @@ int main(int argc, char** argv) {
       CHECK(cudaGetLastError());
     }, &egress);
     report("SM stores", std::to_string(blocks).c_str(), egress, &best, &bestPath);
+  }
+  // The ring: GPU d's (n - 1) x bytes all go into the next GPU's receive buffer, whose only sender it is.
+  for (int blocks : {32, 64, sms, 2 * sms}) {
+    timeAll(gpus, bytes, iterations, [&](int d) {
+      Peers next{};
+      for (int k = 0; k < n - 1; ++k)
+        next.dst[next.count++] = reinterpret_cast<uint4*>(gpus[(d + 1) % n].recv + static_cast<size_t>(k) * bytes);
+      pushToPeers<<<blocks, kThreads, 0, gpus[d].streams[0]>>>(reinterpret_cast<const uint4*>(gpus[d].src), next,
+                                                              bytes / 16);
+      CHECK(cudaGetLastError());
+    }, &egress);
+    report("SM stores, ring", std::to_string(blocks).c_str(), egress, &best, &bestPath);
   }
   // Copies to the peers on streams 1..n-1, joined back to stream 0 (which carries the events) per round.
   std::vector<cudaEvent_t> joins(static_cast<size_t>(n) * n);

@@ -14,18 +14,11 @@
 #include <cstdint>
 #include <cstdio>
 
+#include "mpi_gpu_tool.h"
+
 namespace {
 
 constexpr int kMaxRanks = 16, kMaxBlocks = 32, kLine = 8;  // flags: one 64-byte line per (source, block)
-
-#define CHECK(call)                                                                      \
-  do {                                                                                   \
-    const cudaError_t err = (call);                                                      \
-    if (err != cudaSuccess) {                                                            \
-      std::fprintf(stderr, "%s: %s\n", #call, cudaGetErrorString(err));                  \
-      MPI_Abort(MPI_COMM_WORLD, 1);                                                      \
-    }                                                                                    \
-  } while (0)
 
 enum Style { kEmpty, kReleaseAcquire, kFenceRelaxed, kRelaxed, kStyles };
 const char* const kStyleNames[kStyles] = {"empty", "release/acquire", "fence + relaxed", "relaxed only"};
@@ -72,40 +65,33 @@ double microsPer(int launches, const std::chrono::steady_clock::time_point& star
 }  // namespace
 
 int main(int argc, char** argv) {
-  MPI_Init(&argc, &argv);
   int rank = 0, nranks = 0, devices = 0;
-  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  MPI_Comm_size(MPI_COMM_WORLD, &nranks);
-  if (cudaGetDeviceCount(&devices) != cudaSuccess || devices == 0) {
-    if (rank == 0) std::printf("skipped: no CUDA device\n");
-    MPI_Finalize();
-    return 0;
-  }
+  if (!startOnGpus(&argc, &argv, "flag-barrier", &rank, &nranks, &devices)) return 0;
   if (nranks > kMaxRanks || nranks > devices) {
     if (rank == 0) std::fprintf(stderr, "flag-barrier: one rank per GPU, at most %d (%d GPUs)\n", kMaxRanks, devices);
     MPI_Abort(MPI_COMM_WORLD, 2);
   }
-  CHECK(cudaSetDevice(rank));
+  CHECK_CUDA(cudaSetDevice(rank));
   const size_t flagBytes = sizeof(uint64_t) * kLine * kMaxRanks * kMaxBlocks;
   Barrier b{};
   b.rank = rank;
   b.nranks = nranks;
-  CHECK(cudaMalloc(&b.flags[rank], flagBytes));
-  CHECK(cudaMemset(b.flags[rank], 0, flagBytes));
-  CHECK(cudaMalloc(&b.count, sizeof(uint64_t) * kMaxBlocks));
-  CHECK(cudaMemset(b.count, 0, sizeof(uint64_t) * kMaxBlocks));
+  CHECK_CUDA(cudaMalloc(&b.flags[rank], flagBytes));
+  CHECK_CUDA(cudaMemset(b.flags[rank], 0, flagBytes));
+  CHECK_CUDA(cudaMalloc(&b.count, sizeof(uint64_t) * kMaxBlocks));
+  CHECK_CUDA(cudaMemset(b.count, 0, sizeof(uint64_t) * kMaxBlocks));
   cudaIpcMemHandle_t mine, all[kMaxRanks];
-  CHECK(cudaIpcGetMemHandle(&mine, b.flags[rank]));
+  CHECK_CUDA(cudaIpcGetMemHandle(&mine, b.flags[rank]));
   MPI_Allgather(&mine, sizeof mine, MPI_BYTE, all, sizeof mine, MPI_BYTE, MPI_COMM_WORLD);
   for (int p = 0; p < nranks; ++p) {
     if (p == rank) continue;
     void* mapped = nullptr;
-    CHECK(cudaIpcOpenMemHandle(&mapped, all[p], cudaIpcMemLazyEnablePeerAccess));
+    CHECK_CUDA(cudaIpcOpenMemHandle(&mapped, all[p], cudaIpcMemLazyEnablePeerAccess));
     b.flags[p] = static_cast<uint64_t*>(mapped);
   }
   cudaStream_t stream;
-  CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
-  CHECK(cudaDeviceSynchronize());
+  CHECK_CUDA(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+  CHECK_CUDA(cudaDeviceSynchronize());
   if (rank == 0) std::printf("%d ranks, one GPU each; microseconds per kernel\n", nranks);
   constexpr int kPerGraph = 100, kGraphs = 20, kEager = 2000;
   for (int style = 0; style < kStyles; ++style) {
@@ -113,33 +99,33 @@ int main(int argc, char** argv) {
       b.style = style;
       cudaGraph_t graph;
       cudaGraphExec_t exec;
-      CHECK(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal));
+      CHECK_CUDA(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal));
       for (int i = 0; i < kPerGraph; ++i) barrier<<<blocks, 512, 0, stream>>>(b);
-      CHECK(cudaStreamEndCapture(stream, &graph));
-      CHECK(cudaGraphInstantiate(&exec, graph, 0));
-      CHECK(cudaGraphLaunch(exec, stream));  // warm-up
-      CHECK(cudaStreamSynchronize(stream));
+      CHECK_CUDA(cudaStreamEndCapture(stream, &graph));
+      CHECK_CUDA(cudaGraphInstantiate(&exec, graph, 0));
+      CHECK_CUDA(cudaGraphLaunch(exec, stream));  // warm-up
+      CHECK_CUDA(cudaStreamSynchronize(stream));
       MPI_Barrier(MPI_COMM_WORLD);
       auto start = std::chrono::steady_clock::now();
-      for (int g = 0; g < kGraphs; ++g) CHECK(cudaGraphLaunch(exec, stream));
-      CHECK(cudaStreamSynchronize(stream));
+      for (int g = 0; g < kGraphs; ++g) CHECK_CUDA(cudaGraphLaunch(exec, stream));
+      CHECK_CUDA(cudaStreamSynchronize(stream));
       const double inGraph = microsPer(kGraphs * kPerGraph, start);
       MPI_Barrier(MPI_COMM_WORLD);
       start = std::chrono::steady_clock::now();
       for (int i = 0; i < kEager; ++i) barrier<<<blocks, 512, 0, stream>>>(b);
-      CHECK(cudaGetLastError());
-      CHECK(cudaStreamSynchronize(stream));
+      CHECK_CUDA(cudaGetLastError());
+      CHECK_CUDA(cudaStreamSynchronize(stream));
       const double eager = microsPer(kEager, start);
       if (rank == 0) std::printf("%-16s %2d blocks: %6.2f in a graph, %6.2f eager\n", kStyleNames[style], blocks, inGraph, eager);
-      CHECK(cudaGraphExecDestroy(exec));
-      CHECK(cudaGraphDestroy(graph));
+      CHECK_CUDA(cudaGraphExecDestroy(exec));
+      CHECK_CUDA(cudaGraphDestroy(graph));
       MPI_Barrier(MPI_COMM_WORLD);
     }
   }
   for (int p = 0; p < nranks; ++p)
-    if (p != rank) CHECK(cudaIpcCloseMemHandle(b.flags[p]));
-  CHECK(cudaFree(b.flags[rank]));
-  CHECK(cudaFree(b.count));
+    if (p != rank) CHECK_CUDA(cudaIpcCloseMemHandle(b.flags[p]));
+  CHECK_CUDA(cudaFree(b.flags[rank]));
+  CHECK_CUDA(cudaFree(b.count));
   MPI_Finalize();
   return 0;
 }

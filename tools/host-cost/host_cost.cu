@@ -19,25 +19,11 @@
 #include <functional>
 #include <vector>
 
+#include "mpi_gpu_tool.h"
+
+#define ALLOY_CHECK(call) TOOL_CHECK(call, alloySuccess, alloyGetErrorString)
+
 namespace {
-
-#define CHECK(call)                                                     \
-  do {                                                                  \
-    const cudaError_t err = (call);                                     \
-    if (err != cudaSuccess) {                                           \
-      std::fprintf(stderr, "%s: %s\n", #call, cudaGetErrorString(err)); \
-      MPI_Abort(MPI_COMM_WORLD, 1);                                     \
-    }                                                                   \
-  } while (0)
-
-#define ALLOY_CHECK(call)                                                   \
-  do {                                                                      \
-    const alloyResult_t res = (call);                                       \
-    if (res != alloySuccess) {                                              \
-      std::fprintf(stderr, "%s: %s\n", #call, alloyGetErrorString(res));    \
-      MPI_Abort(MPI_COMM_WORLD, 1);                                         \
-    }                                                                       \
-  } while (0)
 
 constexpr int kBatch = 100, kRounds = 15;
 
@@ -64,7 +50,7 @@ Timing timeCalls(cudaStream_t stream, const std::function<void()>& call) {
     const double start = seconds();
     for (int i = 0; i < kBatch; ++i) call();
     const double enqueued = seconds();
-    CHECK(cudaStreamSynchronize(stream));
+    CHECK_CUDA(cudaStreamSynchronize(stream));
     const double done = seconds();
     host.push_back((enqueued - start) / kBatch * 1e6);
     all.push_back((done - start) / kBatch * 1e6);
@@ -79,24 +65,17 @@ Timing timeCalls(cudaStream_t stream, const std::function<void()>& call) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  MPI_Init(&argc, &argv);
   int rank = 0, size = 0, devices = 0;
-  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  MPI_Comm_size(MPI_COMM_WORLD, &size);
-  if (cudaGetDeviceCount(&devices) != cudaSuccess || devices == 0) {
-    if (rank == 0) std::printf("host-cost: skipped: no CUDA device\n");
-    MPI_Finalize();
-    return 0;
-  }
-  CHECK(cudaSetDevice(rank % devices));
+  if (!startOnGpus(&argc, &argv, "host-cost", &rank, &size, &devices)) return 0;
+  CHECK_CUDA(cudaSetDevice(rank % devices));
   cudaStream_t stream;
   cudaEvent_t event;
-  CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
-  CHECK(cudaEventCreateWithFlags(&event, cudaEventDisableTiming));
+  CHECK_CUDA(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+  CHECK_CUDA(cudaEventCreateWithFlags(&event, cudaEventDisableTiming));
   char *send = nullptr, *recv = nullptr;
-  CHECK(cudaMalloc(&send, 1 << 20));
-  CHECK(cudaMalloc(&recv, 1 << 20));
-  CHECK(cudaMemset(send, 0, 1 << 20));
+  CHECK_CUDA(cudaMalloc(&send, 1 << 20));
+  CHECK_CUDA(cudaMalloc(&recv, 1 << 20));
+  CHECK_CUDA(cudaMemset(send, 0, 1 << 20));
 
   struct Row {
     const char* name;
@@ -108,16 +87,16 @@ int main(int argc, char** argv) {
   int device = 0;
   Parameters wide{};
   const std::vector<Row> runtime = {
-      {"cudaGetDevice", [&] { CHECK(cudaGetDevice(&device)); }},
-      {"cudaPointerGetAttributes", [&] { CHECK(cudaPointerGetAttributes(&attributes, send)); }},
-      {"cudaStreamIsCapturing", [&] { CHECK(cudaStreamIsCapturing(stream, &capture)); }},
-      {"cudaStreamGetId", [&] { CHECK(cudaStreamGetId(stream, &id)); }},
-      {"cudaEventRecord", [&] { CHECK(cudaEventRecord(event, stream)); }},
-      {"cudaStreamWaitEvent", [&] { CHECK(cudaStreamWaitEvent(stream, event, 0)); }},
-      {"launch <<<1, 32>>>, 4-byte parameters", [&] { emptyKernel<<<1, 32, 0, stream>>>(0); CHECK(cudaGetLastError()); }},
+      {"cudaGetDevice", [&] { CHECK_CUDA(cudaGetDevice(&device)); }},
+      {"cudaPointerGetAttributes", [&] { CHECK_CUDA(cudaPointerGetAttributes(&attributes, send)); }},
+      {"cudaStreamIsCapturing", [&] { CHECK_CUDA(cudaStreamIsCapturing(stream, &capture)); }},
+      {"cudaStreamGetId", [&] { CHECK_CUDA(cudaStreamGetId(stream, &id)); }},
+      {"cudaEventRecord", [&] { CHECK_CUDA(cudaEventRecord(event, stream)); }},
+      {"cudaStreamWaitEvent", [&] { CHECK_CUDA(cudaStreamWaitEvent(stream, event, 0)); }},
+      {"launch <<<1, 32>>>, 4-byte parameters", [&] { emptyKernel<<<1, 32, 0, stream>>>(0); CHECK_CUDA(cudaGetLastError()); }},
       {"launch <<<64, 512>>>, 656-byte parameters", [&] {
          emptyKernelWide<<<64, 512, 0, stream>>>(wide);
-         CHECK(cudaGetLastError());
+         CHECK_CUDA(cudaGetLastError());
        }},
   };
   if (rank == 0) std::printf("host-cost: %d ranks, one per GPU; us per call, median of %d rounds of %d, slowest rank\n",
@@ -154,10 +133,10 @@ int main(int argc, char** argv) {
     if (rank == 0) std::printf("%-44s %10.2f %14.2f\n", row.name, t.host, t.withGpu);
   }
   ALLOY_CHECK(alloyCommDestroy(comm));
-  CHECK(cudaFree(send));
-  CHECK(cudaFree(recv));
-  CHECK(cudaEventDestroy(event));
-  CHECK(cudaStreamDestroy(stream));
+  CHECK_CUDA(cudaFree(send));
+  CHECK_CUDA(cudaFree(recv));
+  CHECK_CUDA(cudaEventDestroy(event));
+  CHECK_CUDA(cudaStreamDestroy(stream));
   MPI_Finalize();
   return 0;
 }

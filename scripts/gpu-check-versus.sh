@@ -278,7 +278,7 @@ mode_versus() {
     for row in "${versus_rows[@]}"; do echo "$row"; done
     for row in "${versus_prof_lines[@]}"; do echo "profile: $row"; done
     [ -f "$RESULTS/logs/versus-host-cost-np$NGPU.log" ] &&
-      sed -n '/^host-cost:/,$p' "$RESULTS/logs/versus-host-cost-np$NGPU.log" | head -24
+      sed -n '/^host-cost:/,$p' "$RESULTS/logs/versus-host-cost-np$NGPU.log" | head -40
     echo "$table"
     result_line "$versus_bad" "$versus_not_run" "the runs above and versus-logs.tar.gz" VERSUS_BUDGET
     echo "results: $RESULTS: summary.txt, versus.png, the logs in versus-logs.tar.gz"

@@ -90,6 +90,11 @@ bool DirectPlan::planOneShot(const void* src, void* dst, size_t bytes) {
   return fits(bytes);
 }
 
+bool DirectPlan::planReduceOneShot(const void* src, void* dst, size_t bytes, int root) {
+  // The bulk one-shot writes every rank's result; only the lines' reduction can drop it (dst NULL).
+  return planOneShot(src, args_.comm.rank == root ? dst : nullptr, bytes) && args_.protocol == kDirectLines;
+}
+
 bool DirectPlan::planTwoShot(const void* src, void* dst, size_t count, size_t elementSize) {
   args_.algorithm = kDirectTwoShot;
   args_.src = static_cast<const char*>(src);

@@ -51,6 +51,11 @@ class DirectPlan {
   // exceeded.
   // One-shot allreduce of `bytes`.
   bool planOneShot(const void* src, void* dst, size_t bytes);
+  // Small reduce of `bytes` to root as a one-shot over lines whose result only the root keeps: every rank
+  // sends to every peer and waits for every peer's lines, as an allreduce does (that wait is what keeps a
+  // rank from reusing an area a peer still reads, with no acknowledgement); the others drop what they
+  // reduce. False where the lines do not carry it (the flat form is then the rings').
+  bool planReduceOneShot(const void* src, void* dst, size_t bytes, int root);
   // Two-shot allreduce of `count` elements of elementSize bytes, cut into parts by partOf (algorithm.h).
   bool planTwoShot(const void* src, void* dst, size_t count, size_t elementSize);
   // Reduce-scatter of nranks parts of partBytes each; dst receives this rank's part.

@@ -1,5 +1,7 @@
-// alloyReduce: every rank but the root sends its buffer to the root, which reduces all of them in rank
-// order as they arrive (one launch); from ALLOY_REDUCE_SCATTER_MIN_BYTES at 3 ranks or more, by parts:
+// alloyReduce: small buffers (up to allreduce's one-shot size, as lines) as the direct engine's one-shot
+// allreduce whose result only the root keeps (direct_plan.h); others: every rank but the root sends its
+// buffer to the root, which reduces all of them in rank order as they arrive (one launch); from
+// ALLOY_REDUCE_SCATTER_MIN_BYTES at 3 ranks or more, by parts:
 // in the direct engine (the ranks but the root each reduce a part and store it at the root, one launch,
 // in windows beyond its areas: direct_kernel.h), else reduce-scatter then a gather of the reduced parts at
 // the root over the rings (two launches). recvbuff matters on the
@@ -89,6 +91,10 @@ alloyResult_t reduce(const void* sendbuff, void* recvbuff, size_t count, alloyDa
     if (direct.planReduce(sendbuff, recvbuff, count, dataTypeSize(datatype), root)) return direct.launch(stream, fn);
     return reduceByParts(static_cast<const char*>(sendbuff), static_cast<char*>(recvbuff), count, datatype, op, root,
                          comm, stream, fn);
+  }
+  if (bytes <= allreduceOneShotMaxBytes(comm->nranks)) {
+    DirectPlan direct(comm, datatype, op, kOpReduce);
+    if (direct.planReduceOneShot(sendbuff, recvbuff, bytes, root)) return direct.launch(stream, fn);
   }
   ReducePlan plan(comm, datatype, op, kOpReduce);
   if (isRoot) plan.addReduce(sendbuff, recvbuff, bytes, false);

@@ -32,7 +32,9 @@ __device__ bool oneShotLines(const DirectLaunch& a, int generation, uint64_t epo
   __syncthreads();
   typename P::Word* lines[kMaxLocalRanks];
   for (int q = 0; q < a.comm.nranks; ++q) lines[q] = linesOf<P>(a, me, generation, kInputs, q, s.first);
-  return P::template reduce<T, Op>(a.comm, lines, 2 * epoch, a.src + s.first, a.dst + s.first, s.bytes, nullptr, 0, 0);
+  // No dst: a small reduce's rank other than the root, which reduces only to wait for every peer.
+  char* dst = a.dst != nullptr ? a.dst + s.first : nullptr;
+  return P::template reduce<T, Op>(a.comm, lines, 2 * epoch, a.src + s.first, dst, s.bytes, nullptr, 0, 0);
 }
 
 // Two-shot and reduce-scatter over lines: step 1's lines are reduced straight from the peers' lines,

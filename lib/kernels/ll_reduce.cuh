@@ -30,7 +30,8 @@ __device__ inline void combineWord(typename Accumulate<T>::Acc* acc, uint64_t w,
 }
 
 // lines[q]: the chunk's lines in this rank's workspace from rank q (unused for q == me); flags[q]: the
-// flag they carry. dst may equal src. Each result word also goes, as a line flagged forwardFlag, to
+// flag they carry. dst may equal src, or be NULL: the lines are then waited for, combined and cleared, and
+// the result dropped (a small reduce's ranks other than the root). Each result word also goes, as a line flagged forwardFlag, to
 // forward[0..numForward) (peers' lines: the direct engine's two-shot hands its reduced part on this way).
 // Returns false (on every thread) when a wait was cut short.
 template <typename T, int Op>
@@ -67,7 +68,7 @@ __device__ inline bool llReduceChunk(const DeviceComm& c, uint4* const* lines, c
     uint64_t result = 0;
     memcpy(&result, out, sizeof(out));
     for (int d = 0; d < numForward; ++d) llStoreLine(forward[d] + i, result, forwardFlag);
-    storeWord(dst + offset, result, take);
+    if (dst != nullptr) storeWord(dst + offset, result, take);
   }
   return __syncthreads_and(ok);
 }

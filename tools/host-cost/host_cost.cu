@@ -6,8 +6,10 @@
 //   - per Alloy call of 8 bytes (allreduce, reduce, broadcast, all-gather, reduce-scatter, alltoall, a
 //     send/recv ring in a group): the host time of the call alone ("host"), and the time per call of a
 //     batch that then synchronises the stream ("with the GPU"). Where "host" is close to "with the GPU",
-//     the host sets the pace of back-to-back calls.
-// Each figure is the median over rounds of batches on the slowest rank.
+//     the host sets the pace of back-to-back calls. "GPU alone": the same batch enqueued behind a kernel
+//     that holds the stream until the host has enqueued all of it, timed by events around the batch: the
+//     GPU's own time per call, launches' overhead on the host taken out.
+// Each figure is the median over rounds of batches on the slowest rank ("GPU alone": the least rank's).
 //   mpirun -np <GPUs> --bind-to none host-cost
 #include <alloy.h>
 #include <cuda_runtime.h>
@@ -25,7 +27,7 @@
 
 namespace {
 
-constexpr int kBatch = 100, kRounds = 15;
+constexpr int kBatch = 100, kRounds = 15, kGpuRounds = 5;
 
 struct Parameters {  // the size of DirectLaunch (656 bytes when written)
   char bytes[656];
@@ -33,18 +35,67 @@ struct Parameters {  // the size of DirectLaunch (656 bytes when written)
 __global__ void emptyKernel(int) {}
 __global__ void emptyKernelWide(const __grid_constant__ Parameters) {}
 
+// Spins until the GPU's clock passes `until` (ns of %globaltimer): holds a stream while the host enqueues.
+__global__ void holdUntil(unsigned long long until) {
+  unsigned long long now = 0;
+  do {
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(now));
+  } while (now < until);
+}
+
+// The GPU's clock now, read by a one-thread kernel (ns of %globaltimer).
+__global__ void readClock(unsigned long long* now) { asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(*now)); }
+
 double seconds() {
   return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
 }
 
 struct Timing {
-  double host, withGpu;  // us per call
+  double host, withGpu, gpuAlone;  // us per call; gpuAlone < 0: the hold ended before the batch was enqueued
 };
 
+// The GPU's clock (ns), read through stream.
+unsigned long long gpuClock(cudaStream_t stream, unsigned long long* word) {
+  unsigned long long now = 0;
+  readClock<<<1, 1, 0, stream>>>(word);
+  CHECK_CUDA(cudaGetLastError());
+  CHECK_CUDA(cudaMemcpyAsync(&now, word, sizeof now, cudaMemcpyDeviceToHost, stream));
+  CHECK_CUDA(cudaStreamSynchronize(stream));
+  return now;
+}
+
+// The GPU's time per call of a batch enqueued while the stream is held: events around the batch, behind a
+// hold long enough for every rank to enqueue it (the same length on every rank, from the slowest rank's
+// host time; -1 where the hold ended first). Ranks' holds end a little apart, and the ranks that end first
+// wait for the last at their first call: the last rank's time is the GPU's, and the caller takes the least.
+double gpuAlone(cudaStream_t stream, const std::function<void()>& call, double hostUs, unsigned long long* word) {
+  cudaEvent_t start, end;
+  CHECK_CUDA(cudaEventCreate(&start));
+  CHECK_CUDA(cudaEventCreate(&end));
+  double slowestHostUs = 0;
+  MPI_Allreduce(&hostUs, &slowestHostUs, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+  const unsigned long long holdNs = static_cast<unsigned long long>(slowestHostUs * kBatch * 1000 * 2) + 200000;
+  MPI_Barrier(MPI_COMM_WORLD);
+  const unsigned long long until = gpuClock(stream, word) + holdNs;
+  holdUntil<<<1, 1, 0, stream>>>(until);
+  CHECK_CUDA(cudaGetLastError());
+  CHECK_CUDA(cudaEventRecord(start, stream));
+  for (int i = 0; i < kBatch; ++i) call();
+  CHECK_CUDA(cudaEventRecord(end, stream));
+  const bool enqueuedInTime = cudaEventQuery(start) == cudaErrorNotReady;
+  CHECK_CUDA(cudaEventSynchronize(end));
+  float ms = 0;
+  CHECK_CUDA(cudaEventElapsedTime(&ms, start, end));
+  CHECK_CUDA(cudaEventDestroy(start));
+  CHECK_CUDA(cudaEventDestroy(end));
+  return enqueuedInTime ? ms * 1000.0 / kBatch : -1;
+}
+
 // kRounds rounds of kBatch calls of `call`: the host time of each batch, then the batch with the stream's
-// synchronisation; medians, the slowest rank's.
-Timing timeCalls(cudaStream_t stream, const std::function<void()>& call) {
-  std::vector<double> host, all;
+// synchronisation; medians, the slowest rank's; then the GPU's time alone (gpuAlone), its median over a
+// few rounds, the least over the ranks.
+Timing timeCalls(cudaStream_t stream, const std::function<void()>& call, unsigned long long* word) {
+  std::vector<double> host, all, gpu;
   for (int round = 0; round < kRounds; ++round) {
     MPI_Barrier(MPI_COMM_WORLD);
     const double start = seconds();
@@ -57,8 +108,14 @@ Timing timeCalls(cudaStream_t stream, const std::function<void()>& call) {
   }
   std::sort(host.begin(), host.end());
   std::sort(all.begin(), all.end());
-  Timing mine{host[kRounds / 2], all[kRounds / 2]}, slowest{};
+  for (int round = 0; round < kGpuRounds; ++round) gpu.push_back(gpuAlone(stream, call, host[kRounds / 2], word));
+  std::sort(gpu.begin(), gpu.end());
+  Timing mine{host[kRounds / 2], all[kRounds / 2], gpu.front() < 0 ? -1 : gpu[kGpuRounds / 2]}, slowest{};
   MPI_Allreduce(&mine, &slowest, 2, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+  MPI_Allreduce(&mine.gpuAlone, &slowest.gpuAlone, 1, MPI_DOUBLE, MPI_MIN, MPI_COMM_WORLD);
+  int late = mine.gpuAlone < 0, anyLate = 0;
+  MPI_Allreduce(&late, &anyLate, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+  if (anyLate) slowest.gpuAlone = -1;
   return slowest;
 }
 
@@ -98,13 +155,37 @@ int main(int argc, char** argv) {
          emptyKernelWide<<<64, 512, 0, stream>>>(wide);
          CHECK_CUDA(cudaGetLastError());
        }},
+      {"launch <<<64, 512>>>, 656 B, then event record", [&] {
+         emptyKernelWide<<<64, 512, 0, stream>>>(wide);
+         CHECK_CUDA(cudaGetLastError());
+         CHECK_CUDA(cudaEventRecord(event, stream));
+       }},
+      // The CUDA calls of an allreduce's launch path, in its order, without Alloy's own work.
+      {"the launch path's CUDA calls in sequence", [&] {
+         CHECK_CUDA(cudaGetDevice(&device));
+         CHECK_CUDA(cudaPointerGetAttributes(&attributes, send));
+         CHECK_CUDA(cudaPointerGetAttributes(&attributes, recv));
+         CHECK_CUDA(cudaGetDevice(&device));
+         CHECK_CUDA(cudaStreamIsCapturing(stream, &capture));
+         CHECK_CUDA(cudaStreamGetId(stream, &id));
+         emptyKernelWide<<<64, 512, 0, stream>>>(wide);
+         CHECK_CUDA(cudaGetLastError());
+         CHECK_CUDA(cudaEventRecord(event, stream));
+       }},
   };
   if (rank == 0) std::printf("host-cost: %d ranks, one per GPU; us per call, median of %d rounds of %d, slowest rank\n",
                              size, kRounds, kBatch);
-  if (rank == 0) std::printf("%-44s %10s %14s\n", "CUDA runtime call", "host", "with the GPU");
+  unsigned long long* word = nullptr;
+  CHECK_CUDA(cudaMalloc(&word, sizeof *word));
+  const auto print = [rank](const char* name, const Timing& t) {
+    if (rank != 0) return;
+    if (t.gpuAlone < 0) std::printf("%-48s %8.2f %12.2f %10s\n", name, t.host, t.withGpu, "(late)");
+    else std::printf("%-48s %8.2f %12.2f %10.2f\n", name, t.host, t.withGpu, t.gpuAlone);
+  };
+  if (rank == 0) std::printf("%-48s %8s %12s %10s\n", "CUDA runtime call", "host", "with the GPU", "GPU alone");
   for (const Row& row : runtime) {
-    const Timing t = timeCalls(stream, row.call);
-    if (rank == 0) std::printf("%-44s %10.2f %14.2f\n", row.name, t.host, t.withGpu);
+    timeCalls(stream, row.call, word);  // warm-up: the first launches load kernels
+    print(row.name, timeCalls(stream, row.call, word));
   }
 
   alloyComm_t comm = nullptr;
@@ -112,9 +193,15 @@ int main(int argc, char** argv) {
   const int next = (rank + 1) % size, previous = (rank + size - 1) % size;
   const std::vector<Row> alloy = {
       {"alloyAllReduce 8 B", [&] { ALLOY_CHECK(alloyAllReduce(send, recv, 2, alloyFloat32, alloySum, comm, stream)); }},
+      {"alloyAllReduce 32 KB", [&] {
+         ALLOY_CHECK(alloyAllReduce(send, recv, 8192, alloyFloat32, alloySum, comm, stream));
+       }},
       {"alloyReduce 8 B", [&] { ALLOY_CHECK(alloyReduce(send, recv, 2, alloyFloat32, alloySum, 0, comm, stream)); }},
       {"alloyBroadcast 8 B", [&] { ALLOY_CHECK(alloyBroadcast(send, recv, 2, alloyFloat32, 0, comm, stream)); }},
       {"alloyAllGather 8 B per rank", [&] { ALLOY_CHECK(alloyAllGather(send, recv, 2, alloyFloat32, comm, stream)); }},
+      {"alloyAllGather 8 KB per rank", [&] {
+         ALLOY_CHECK(alloyAllGather(send, recv, 2048, alloyFloat32, comm, stream));
+       }},
       {"alloyReduceScatter 8 B per rank", [&] {
          ALLOY_CHECK(alloyReduceScatter(send, recv, 2, alloyFloat32, alloySum, comm, stream));
        }},
@@ -126,12 +213,12 @@ int main(int argc, char** argv) {
          ALLOY_CHECK(alloyGroupEnd());
        }},
   };
-  if (rank == 0) std::printf("%-44s %10s %14s\n", "Alloy call", "host", "with the GPU");
+  if (rank == 0) std::printf("%-48s %8s %12s %10s\n", "Alloy call", "host", "with the GPU", "GPU alone");
   for (const Row& row : alloy) {
-    timeCalls(stream, row.call);  // warm-up: first launches load kernels
-    const Timing t = timeCalls(stream, row.call);
-    if (rank == 0) std::printf("%-44s %10.2f %14.2f\n", row.name, t.host, t.withGpu);
+    timeCalls(stream, row.call, word);  // warm-up: the first launches load kernels
+    print(row.name, timeCalls(stream, row.call, word));
   }
+  CHECK_CUDA(cudaFree(word));
   ALLOY_CHECK(alloyCommDestroy(comm));
   CHECK_CUDA(cudaFree(send));
   CHECK_CUDA(cudaFree(recv));

@@ -139,6 +139,13 @@ class Reductions : public CommTest {
     }
   }
 
+  // Why this communicator never runs the direct engine, or NULL where it does: its areas are sized 0, or it
+  // spans hosts (the engine serves the ranks of one host; its state is indexed by local rank, and the
+  // collectives between hosts take their own schedules).
+  const char* withoutDirectEngine() const {
+    if (comm->topology.spansHosts()) return "the direct engine runs inside one host; this communicator spans hosts";
+    return directAreaBytes() == 0 ? "no direct engine (ALLOY_DIRECT_BYTES=0)" : nullptr;
+  }
   // Bytes of one of the direct engine's staging areas for bulk stores (ALLOY_DIRECT_BYTES), or for lines.
   size_t directAreaBytes(bool lines = false) const {
     const alloy::DeviceComm& c = comm->local->deviceComm();
@@ -159,7 +166,7 @@ class Reductions : public CommTest {
   // in bulk two-shot (allreduce), reduce-scatter or reduce (roots in turn), in place and not, at odd
   // offsets, in narrow types.
   void windowsThroughSmallAreas(Coll coll) {
-    if (directAreaBytes() == 0) GTEST_SKIP() << "no direct engine (ALLOY_DIRECT_BYTES=0)";
+    if (const char* why = withoutDirectEngine()) GTEST_SKIP() << why;
     if (coll == Coll::Reduce && nranks < 3) GTEST_SKIP() << "a reduce goes by parts from 3 ranks on";
     constexpr size_t kArea = size_t{1} << 20;
     OneShotMax twoShot(0);
@@ -248,7 +255,7 @@ TEST_F(AllReduce, EveryDatatypeAndOperatorEachAlgorithm) {
 // goes from one protocol to the next, and from bulk to the rings for one-shot, to windows for two-shot),
 // for each algorithm, in place and not.
 TEST_F(AllReduce, DirectAreaEdges) {
-  if (directAreaBytes() == 0) GTEST_SKIP() << "no direct engine (ALLOY_DIRECT_BYTES=0)";
+  if (const char* why = withoutDirectEngine()) GTEST_SKIP() << why;
   uint64_t tag = 0;
   for (const Engine engine : directProtocols())
     for (const bool oneShot : {true, false}) {
@@ -361,7 +368,7 @@ TEST_F(AllReduce, BothProtocols) {
 // reference. (When lines and bulk shared the areas, a receiver could take the
 // stale words for the peers' lines.)
 TEST_F(AllReduce, LinesNeverTakeBulkDataForTheirFlags) {
-  if (directAreaBytes() == 0) GTEST_SKIP() << "no direct engine (ALLOY_DIRECT_BYTES=0)";
+  if (const char* why = withoutDirectEngine()) GTEST_SKIP() << why;
   CUDA_ASSERT_OK(cudaStreamSynchronize(stream));
   uint64_t epoch = 0;
   const uint64_t* epochs = comm->local->deviceComm().signals[rank] + alloy::SignalLayout::directEpoch(0);
@@ -494,7 +501,7 @@ TEST_F(Reduce, BinomialTreeBetweenHosts) {
 
 // The same edges as AllReduce.DirectAreaEdges: parts that just fit a slot, and one element more.
 TEST_F(ReduceScatter, DirectAreaEdges) {
-  if (directAreaBytes() == 0) GTEST_SKIP() << "no direct engine (ALLOY_DIRECT_BYTES=0)";
+  if (const char* why = withoutDirectEngine()) GTEST_SKIP() << why;
   uint64_t tag = 0;
   for (const Engine engine : directProtocols()) {
     SCOPED_TRACE(engineName(engine));

@@ -11,6 +11,9 @@
 //     GPU's own time per call, launches' overhead on the host taken out.
 // Each figure is the median over rounds of batches on the slowest rank ("GPU alone": the least rank's).
 //   mpirun -np <GPUs> --bind-to none host-cost
+// With --profile ROW CALLS FILE, no tables: every rank makes CALLS calls of the row named ROW (a name of
+// either table) back to back while rank 0 samples its own thread every 20 us (pc_sampler.h) and writes the
+// samples to FILE; tools/host-cost/fold-profile.sh turns them into time per module and function.
 #include <alloy.h>
 #include <cuda_runtime.h>
 #include <mpi.h>
@@ -18,10 +21,13 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
+#include <cstring>
 #include <functional>
 #include <vector>
 
 #include "mpi_gpu_tool.h"
+#include "pc_sampler.h"
 
 #define ALLOY_CHECK(call) TOOL_CHECK(call, alloySuccess, alloyGetErrorString)
 
@@ -45,6 +51,11 @@ __global__ void holdUntil(unsigned long long until) {
 
 // The GPU's clock now, read by a one-thread kernel (ns of %globaltimer).
 __global__ void readClock(unsigned long long* now) { asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(*now)); }
+
+struct Row {
+  const char* name;
+  std::function<void()> call;
+};
 
 double seconds() {
   return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
@@ -119,11 +130,51 @@ Timing timeCalls(cudaStream_t stream, const std::function<void()>& call, unsigne
   return slowest;
 }
 
+// --profile: `calls` calls of the row named `name` on every rank, rank 0 sampling its thread; false where no
+// row has that name.
+bool profileRow(const std::vector<const std::vector<Row>*>& tables, const char* name, long calls, const char* file,
+                int rank, cudaStream_t stream) {
+  const Row* row = nullptr;
+  for (const std::vector<Row>* table : tables)
+    for (const Row& candidate : *table)
+      if (std::strcmp(candidate.name, name) == 0) row = &candidate;
+  if (row == nullptr) return false;
+  for (int i = 0; i < 1000; ++i) row->call();  // warm-up
+  CHECK_CUDA(cudaStreamSynchronize(stream));
+  MPI_Barrier(MPI_COMM_WORLD);
+  PcSampler sampler;
+  if (rank == 0 && !sampler.start(20)) std::perror("host-cost: the sampler did not start");
+  const double start = seconds();
+  for (long i = 0; i < calls; ++i) row->call();
+  const double enqueued = seconds();
+  sampler.stop();
+  CHECK_CUDA(cudaStreamSynchronize(stream));
+  if (rank != 0) return true;
+  std::FILE* out = std::fopen(file, "w");
+  if (out == nullptr) {
+    std::perror(file);
+    return true;
+  }
+  std::fprintf(out, "# host-cost --profile '%s': %ld calls, %.2f us per call on the host\n", name, calls,
+               (enqueued - start) / calls * 1e6);
+  const size_t samples = sampler.write(out);
+  std::fclose(out);
+  std::printf("host-cost: '%s', %ld calls, %.2f us per call; %zu samples in %s\n", name, calls,
+              (enqueued - start) / calls * 1e6, samples, file);
+  return true;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   int rank = 0, size = 0, devices = 0;
   if (!startOnGpus(&argc, &argv, "host-cost", &rank, &size, &devices)) return 0;
+  const bool profile = argc == 5 && std::strcmp(argv[1], "--profile") == 0;
+  if (argc != 1 && !profile) {
+    if (rank == 0) std::fprintf(stderr, "usage: host-cost [--profile ROW CALLS FILE]\n");
+    MPI_Finalize();
+    return 2;
+  }
   CHECK_CUDA(cudaSetDevice(rank % devices));
   cudaStream_t stream;
   cudaEvent_t event;
@@ -134,10 +185,6 @@ int main(int argc, char** argv) {
   CHECK_CUDA(cudaMalloc(&recv, 1 << 20));
   CHECK_CUDA(cudaMemset(send, 0, 1 << 20));
 
-  struct Row {
-    const char* name;
-    std::function<void()> call;
-  };
   cudaPointerAttributes attributes;
   cudaStreamCaptureStatus capture;
   unsigned long long id = 0;
@@ -173,8 +220,9 @@ int main(int argc, char** argv) {
          CHECK_CUDA(cudaEventRecord(event, stream));
        }},
   };
-  if (rank == 0) std::printf("host-cost: %d ranks, one per GPU; us per call, median of %d rounds of %d, slowest rank\n",
-                             size, kRounds, kBatch);
+  if (rank == 0 && !profile)
+    std::printf("host-cost: %d ranks, one per GPU; us per call, median of %d rounds of %d, slowest rank\n", size,
+                kRounds, kBatch);
   unsigned long long* word = nullptr;
   CHECK_CUDA(cudaMalloc(&word, sizeof *word));
   const auto print = [rank](const char* name, const Timing& t) {
@@ -182,8 +230,10 @@ int main(int argc, char** argv) {
     if (t.gpuAlone < 0) std::printf("%-48s %8.2f %12.2f %10s\n", name, t.host, t.withGpu, "(late)");
     else std::printf("%-48s %8.2f %12.2f %10.2f\n", name, t.host, t.withGpu, t.gpuAlone);
   };
-  if (rank == 0) std::printf("%-48s %8s %12s %10s\n", "CUDA runtime call", "host", "with the GPU", "GPU alone");
+  if (rank == 0 && !profile)
+    std::printf("%-48s %8s %12s %10s\n", "CUDA runtime call", "host", "with the GPU", "GPU alone");
   for (const Row& row : runtime) {
+    if (profile) break;
     timeCalls(stream, row.call, word);  // warm-up: the first launches load kernels
     print(row.name, timeCalls(stream, row.call, word));
   }
@@ -213,8 +263,11 @@ int main(int argc, char** argv) {
          ALLOY_CHECK(alloyGroupEnd());
        }},
   };
-  if (rank == 0) std::printf("%-48s %8s %12s %10s\n", "Alloy call", "host", "with the GPU", "GPU alone");
+  if (profile && !profileRow({&runtime, &alloy}, argv[2], std::atol(argv[3]), argv[4], rank, stream) && rank == 0)
+    std::fprintf(stderr, "host-cost: no row named '%s'\n", argv[2]);
+  if (rank == 0 && !profile) std::printf("%-48s %8s %12s %10s\n", "Alloy call", "host", "with the GPU", "GPU alone");
   for (const Row& row : alloy) {
+    if (profile) break;
     timeCalls(stream, row.call, word);  // warm-up: the first launches load kernels
     print(row.name, timeCalls(stream, row.call, word));
   }

@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# Folds a `host-cost --profile` file (lines "count module offset") into time per module and per function:
+# each module's offsets go through one addr2line (functions of stripped modules show as "??"), and every
+# row gives its share of the samples and, with the profile's us per call, the us per call it stands for.
+#   tools/host-cost/fold-profile.sh PROFILE [ROWS]
+set -euo pipefail
+profile=${1:?usage: fold-profile.sh PROFILE [ROWS]}
+rows=${2:-30}
+command -v addr2line >/dev/null || { echo "fold-profile: addr2line (binutils) not found" >&2; exit 1; }
+per_call=$(sed -n "s/.*, \([0-9.]*\) us per call on the host$/\1/p" "$profile" | head -1)
+total=$(sed -n 's/^# samples \([0-9]*\)$/\1/p' "$profile")
+[ "${total:-0}" -gt 0 ] || { echo "fold-profile: no samples in $profile" >&2; exit 1; }
+folded=$(mktemp)
+trap 'rm -f "$folded"' EXIT
+for module in $(grep -v '^#' "$profile" | awk '{print $2}' | sort -u); do
+  lines=$(grep -v '^#' "$profile" | awk -v m="$module" '$2 == m')
+  if [ -r "$module" ]; then
+    functions=$(awk '{print $3}' <<<"$lines" | addr2line -f -C -e "$module" | awk 'NR % 2 == 1')
+  else
+    functions=$(awk '{print "??"}' <<<"$lines")
+  fi
+  paste -d' ' <(awk '{print $1}' <<<"$lines") <(sed 's/ /_/g' <<<"$functions") |
+    awk -v m="${module##*/}" '{print $1, m, $2}' >>"$folded"
+done
+echo "$total samples; ${per_call:-?} us per call on the host"
+echo "-- per module"
+awk '{s[$2] += $1} END {for (m in s) print s[m], m}' "$folded" | sort -rn |
+  awk -v t="$total" -v c="${per_call:-0}" '{printf "%6.1f%%  %6.2f us  %s\n", 100 * $1 / t, c * $1 / t, $2}'
+echo "-- per function (top $rows)"
+awk '{s[$2 " " $3] += $1} END {for (k in s) print s[k], k}' "$folded" | sort -rn | head -"$rows" |
+  awk -v t="$total" -v c="${per_call:-0}" '{printf "%6.1f%%  %6.2f us  %-22s %s\n", 100 * $1 / t, c * $1 / t, $2, $3}'

@@ -13,7 +13,7 @@
 //   mpirun -np <GPUs> --bind-to none host-cost
 // With --profile ROW CALLS FILE, no tables: every rank makes CALLS calls of the row named ROW (a name of
 // either table) back to back while rank 0 samples its own thread every 20 us (pc_sampler.h) and writes the
-// samples to FILE; tools/host-cost/fold-profile.sh turns them into time per module and function.
+// samples to FILE; tools/host-profile/fold-profile.sh turns them into time per module and function.
 #include <alloy.h>
 #include <cuda_runtime.h>
 #include <mpi.h>

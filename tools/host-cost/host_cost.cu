@@ -2,8 +2,9 @@
 // MPI rank per GPU:
 //   - the host time of single CUDA runtime calls that Alloy's launch path makes (pointer attributes, the
 //     capture query, the stream's id, an event record and wait, a kernel launch with small and with
-//     DirectLaunch-sized parameters);
-//   - per Alloy call of 8 bytes (allreduce, reduce, broadcast, all-gather, reduce-scatter, alltoall, a
+//     DirectLaunch-sized parameters), a launch followed by an event record or by a stream write of a word
+//     (the two ways to mark a communicator's latest launch), and all of an allreduce's calls in sequence;
+//   - per Alloy call of 8 bytes (32 KB and 8 KB per rank besides: allreduce, reduce, broadcast, all-gather, reduce-scatter, alltoall, a
 //     send/recv ring in a group): the host time of the call alone ("host"), and the time per call of a
 //     batch that then synchronises the stream ("with the GPU"). Where "host" is close to "with the GPU",
 //     the host sets the pace of back-to-back calls. "GPU alone": the same batch enqueued behind a kernel
@@ -15,6 +16,8 @@
 // either table) back to back while rank 0 samples its own thread every 20 us (pc_sampler.h) and writes the
 // samples to FILE; tools/host-profile/fold-profile.sh turns them into time per module and function.
 #include <alloy.h>
+#include <cuda.h>
+#include <cudaTypedefs.h>
 #include <cuda_runtime.h>
 #include <mpi.h>
 
@@ -52,10 +55,28 @@ __global__ void holdUntil(unsigned long long until) {
 // The GPU's clock now, read by a one-thread kernel (ns of %globaltimer).
 __global__ void readClock(unsigned long long* now) { asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(*now)); }
 
+// The driver's cuStreamWriteValue32, through the runtime (no link to libcuda), or NULL.
+PFN_cuStreamWriteValue32_v11070 streamWriteValue32() {
+  void* entry = nullptr;
+  cudaDriverEntryPointQueryResult found = cudaDriverEntryPointSymbolNotFound;
+  if (cudaGetDriverEntryPointByVersion("cuStreamWriteValue32", &entry, 11070, cudaEnableDefault, &found) !=
+          cudaSuccess ||
+      found != cudaDriverEntryPointSuccess)
+    return nullptr;
+  return reinterpret_cast<PFN_cuStreamWriteValue32_v11070>(entry);
+}
+
 struct Row {
   const char* name;
   std::function<void()> call;
 };
+
+// A driver result for TOOL_CHECK's message (its name would need libcuda linked).
+const char* cuResultText(CUresult r) {
+  static char text[32];
+  std::snprintf(text, sizeof text, "CUresult %d", static_cast<int>(r));
+  return text;
+}
 
 double seconds() {
   return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
@@ -190,6 +211,14 @@ int main(int argc, char** argv) {
   unsigned long long id = 0;
   int device = 0;
   Parameters wide{};
+  unsigned long long* word = nullptr;  // the GPU clock's (gpuAlone) and the stream write's word
+  CHECK_CUDA(cudaMalloc(&word, sizeof *word));
+  const PFN_cuStreamWriteValue32_v11070 writeWord = streamWriteValue32();
+  if (writeWord == nullptr) {
+    std::fprintf(stderr, "host-cost: the driver has no cuStreamWriteValue32\n");
+    MPI_Abort(MPI_COMM_WORLD, 1);
+  }
+  uint32_t wordValue = 0;
   const std::vector<Row> runtime = {
       {"cudaGetDevice", [&] { CHECK_CUDA(cudaGetDevice(&device)); }},
       {"cudaPointerGetAttributes", [&] { CHECK_CUDA(cudaPointerGetAttributes(&attributes, send)); }},
@@ -207,6 +236,15 @@ int main(int argc, char** argv) {
          CHECK_CUDA(cudaGetLastError());
          CHECK_CUDA(cudaEventRecord(event, stream));
        }},
+      // A stream memory operation in place of the record: what a launch would cost if the communicator
+      // marked its latest launch with a word rather than an event.
+      {"launch <<<64, 512>>>, 656 B, then a stream word write", [&] {
+         emptyKernelWide<<<64, 512, 0, stream>>>(wide);
+         CHECK_CUDA(cudaGetLastError());
+         TOOL_CHECK(writeWord(reinterpret_cast<CUstream>(stream), reinterpret_cast<CUdeviceptr>(word), ++wordValue,
+                              CU_STREAM_WRITE_VALUE_DEFAULT),
+                    CUDA_SUCCESS, cuResultText);
+       }},
       // The CUDA calls of an allreduce's launch path, in its order, without Alloy's own work.
       {"the launch path's CUDA calls in sequence", [&] {
          CHECK_CUDA(cudaGetDevice(&device));
@@ -223,8 +261,6 @@ int main(int argc, char** argv) {
   if (rank == 0 && !profile)
     std::printf("host-cost: %d ranks, one per GPU; us per call, median of %d rounds of %d, slowest rank\n", size,
                 kRounds, kBatch);
-  unsigned long long* word = nullptr;
-  CHECK_CUDA(cudaMalloc(&word, sizeof *word));
   const auto print = [rank](const char* name, const Timing& t) {
     if (rank != 0) return;
     if (t.gpuAlone < 0) std::printf("%-48s %8.2f %12.2f %10s\n", name, t.host, t.withGpu, "(late)");

@@ -31,8 +31,9 @@ __device__ inline void combineWord(typename Accumulate<T>::Acc* acc, uint64_t w,
 
 // lines[q]: the chunk's lines in this rank's workspace from rank q (unused for q == me); flags[q]: the
 // flag they carry. dst may equal src, or be NULL: the lines are then waited for, combined and cleared, and
-// the result dropped (a small reduce's ranks other than the root). Each result word also goes, as a line flagged forwardFlag, to
-// forward[0..numForward) (peers' lines: the direct engine's two-shot hands its reduced part on this way).
+// the result dropped (a small reduce's ranks other than the root). Each result word also goes, as a line
+// flagged forwardFlag, to forward[0..numForward) (peers' lines: the direct engine's two-shot hands its
+// reduced part on this way).
 // Returns false (on every thread) when a wait was cut short.
 template <typename T, int Op>
 __device__ inline bool llReduceChunk(const DeviceComm& c, uint4* const* lines, const uint32_t* flags, const char* src,

@@ -3,7 +3,8 @@
 //   - the host time of single CUDA runtime calls that Alloy's launch path makes (pointer attributes, the
 //     capture query, the stream's id, an event record and wait, a kernel launch with small and with
 //     DirectLaunch-sized parameters), a launch followed by an event record or by a stream write of a word
-//     (the two ways to mark a communicator's latest launch), and all of an allreduce's calls in sequence;
+//     (the two ways to mark a communicator's latest launch), a stream word write and wait with no launch
+//     (what handing work to a resident kernel would cost), and all of an allreduce's calls in sequence;
 //   - per Alloy call of 8 bytes (32 KB and 8 KB per rank besides: allreduce, reduce, broadcast, all-gather, reduce-scatter, alltoall, a
 //     send/recv ring in a group): the host time of the call alone ("host"), and the time per call of a
 //     batch that then synchronises the stream ("with the GPU"). Where "host" is close to "with the GPU",
@@ -55,15 +56,14 @@ __global__ void holdUntil(unsigned long long until) {
 // The GPU's clock now, read by a one-thread kernel (ns of %globaltimer).
 __global__ void readClock(unsigned long long* now) { asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(*now)); }
 
-// The driver's cuStreamWriteValue32, through the runtime (no link to libcuda), or NULL.
-PFN_cuStreamWriteValue32_v11070 streamWriteValue32() {
+// A driver entry point looked up through the runtime (no link to libcuda), or NULL.
+void* driverEntry(const char* name) {
   void* entry = nullptr;
   cudaDriverEntryPointQueryResult found = cudaDriverEntryPointSymbolNotFound;
-  if (cudaGetDriverEntryPointByVersion("cuStreamWriteValue32", &entry, 11070, cudaEnableDefault, &found) !=
-          cudaSuccess ||
+  if (cudaGetDriverEntryPointByVersion(name, &entry, 11070, cudaEnableDefault, &found) != cudaSuccess ||
       found != cudaDriverEntryPointSuccess)
     return nullptr;
-  return reinterpret_cast<PFN_cuStreamWriteValue32_v11070>(entry);
+  return entry;
 }
 
 struct Row {
@@ -213,9 +213,10 @@ int main(int argc, char** argv) {
   Parameters wide{};
   unsigned long long* word = nullptr;  // the GPU clock's (gpuAlone) and the stream write's word
   CHECK_CUDA(cudaMalloc(&word, sizeof *word));
-  const PFN_cuStreamWriteValue32_v11070 writeWord = streamWriteValue32();
-  if (writeWord == nullptr) {
-    std::fprintf(stderr, "host-cost: the driver has no cuStreamWriteValue32\n");
+  const auto writeWord = reinterpret_cast<PFN_cuStreamWriteValue32_v11070>(driverEntry("cuStreamWriteValue32"));
+  const auto waitWord = reinterpret_cast<PFN_cuStreamWaitValue32_v11070>(driverEntry("cuStreamWaitValue32"));
+  if (writeWord == nullptr || waitWord == nullptr) {
+    std::fprintf(stderr, "host-cost: the driver has no cuStreamWriteValue32 or cuStreamWaitValue32\n");
     MPI_Abort(MPI_COMM_WORLD, 1);
   }
   uint32_t wordValue = 0;
@@ -244,6 +245,15 @@ int main(int argc, char** argv) {
          TOOL_CHECK(writeWord(reinterpret_cast<CUstream>(stream), reinterpret_cast<CUdeviceptr>(word), ++wordValue,
                               CU_STREAM_WRITE_VALUE_DEFAULT),
                     CUDA_SUCCESS, cuResultText);
+       }},
+      // What enqueuing an operation would cost a kernel that stays resident and is handed its work through
+      // memory: a stream write of a word (the operation may start once the stream's earlier work is done)
+      // and a stream wait on a word (the stream's later work waits for the operation), no launch.
+      {"a stream word write and a stream word wait", [&] {
+         const CUstream s = reinterpret_cast<CUstream>(stream);
+         const CUdeviceptr w = reinterpret_cast<CUdeviceptr>(word);
+         TOOL_CHECK(writeWord(s, w, ++wordValue, CU_STREAM_WRITE_VALUE_DEFAULT), CUDA_SUCCESS, cuResultText);
+         TOOL_CHECK(waitWord(s, w, wordValue, CU_STREAM_WAIT_VALUE_GEQ), CUDA_SUCCESS, cuResultText);
        }},
       // The CUDA calls of an allreduce's launch path, in its order, without Alloy's own work.
       {"the launch path's CUDA calls in sequence", [&] {

@@ -9,7 +9,7 @@
 STRESS_NATIVE_DEFAULT="AlltoAllv.RandomMatrices:AlltoAllv.MatchesMpiAlltoallv:AlltoAllv.BlocksCrossingSlotSize"
 STRESS_NATIVE_DEFAULT+=":AlltoAll.ProtocolBoundarySizes:AllReduce.ProtocolBoundarySizes"
 STRESS_NATIVE_DEFAULT+=":AllReduce.WindowsThroughSmallAreas:ReduceScatter.WindowsThroughSmallAreas"
-STRESS_NATIVE_DEFAULT+=":Reduce.WindowsThroughSmallAreas"
+STRESS_NATIVE_DEFAULT+=":Reduce.WindowsThroughSmallAreas:AllReduce.HundredBackToBackWithoutSync"
 STRESS_NATIVE_DEFAULT+=":MultiComm.AlternatingAlltoAllOnOneStream:MultiComm.GroupSpanningTwoCommunicatorsPostedInOppositeOrders"
 STRESS_NATIVE_DEFAULT+=":StreamOrder.*:LowLatencyWrap.*:GroupValidation.*:Residency.*-Faults.*"
 # alloy_mpix_gpu_tests: every MPI_IN_PLACE path on GPU memory, and MPIX alltoallv over random count

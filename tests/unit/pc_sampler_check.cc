@@ -1,6 +1,7 @@
 // The program-counter sampler (tools/host-profile/pc_sampler.h) against a known split of time: the thread
-// spends three parts in spin<3> and one in spin<1> (one loop, instantiated twice), under the sampler; the samples go to the file named by the argument, which pc_sampler_check.sh folds with
-// fold-profile.sh and checks. The loops call nothing, so every sample of them falls inside them.
+// spends three parts in spin<3> and one in spin<1> (one loop, instantiated twice), under the sampler; the
+// samples go to the file named by the argument, which pc_sampler_check.sh folds with fold-profile.sh and
+// checks. The loops call nothing, so every sample of them falls inside them.
 #include <cstdio>
 
 #include "pc_sampler.h"

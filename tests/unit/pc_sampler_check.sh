@@ -10,7 +10,8 @@ echo "$folded"
 share() { grep -F "$1" <<<"$folded" | awk '{s += $1} END {printf "%d", s}'; }
 three=$(share "spin<3>") one=$(share "spin<1>")
 echo "spin<3>: ${three}%, spin<1>: ${one}%"
-[ "$((three + one))" -ge 60 ] || { echo "FAIL: the loops took ${three}% + ${one}% of the samples; expected most"; exit 1; }
+[ "$((three + one))" -ge 60 ] ||
+  { echo "FAIL: the loops took ${three}% + ${one}% of the samples; expected most"; exit 1; }
 [ "$three" -gt "$one" ] || { echo "FAIL: spin<3> ${three}% is not above spin<1> ${one}%"; exit 1; }
 [ "$one" -gt 0 ] || { echo "FAIL: no sample in spin<1>"; exit 1; }
 echo "PASS"

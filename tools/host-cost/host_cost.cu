@@ -5,9 +5,10 @@
 //     DirectLaunch-sized parameters), a launch followed by an event record or by a stream write of a word
 //     (the two ways to mark a communicator's latest launch), a stream word write and wait with no launch
 //     (what handing work to a resident kernel would cost), and all of an allreduce's calls in sequence;
-//   - per Alloy call of 8 bytes (32 KB and 8 KB per rank besides: allreduce, reduce, broadcast, all-gather, reduce-scatter, alltoall, a
-//     send/recv ring in a group): the host time of the call alone ("host"), and the time per call of a
-//     batch that then synchronises the stream ("with the GPU"). Where "host" is close to "with the GPU",
+//   - per Alloy call of 8 bytes (allreduce, reduce, broadcast, all-gather, reduce-scatter, alltoall, a
+//     send/recv ring in a group; besides, an allreduce of 32 KB and an all-gather of 8 KB per rank): the
+//     host time of the call alone ("host"), and the time per call of a batch that then synchronises the
+//     stream ("with the GPU"). Where "host" is close to "with the GPU",
 //     the host sets the pace of back-to-back calls. "GPU alone": the same batch enqueued behind a kernel
 //     that holds the stream until the host has enqueued all of it, timed by events around the batch: the
 //     GPU's own time per call, launches' overhead on the host taken out.
@@ -309,8 +310,9 @@ int main(int argc, char** argv) {
          ALLOY_CHECK(alloyGroupEnd());
        }},
   };
-  if (profile && !profileRow({&runtime, &alloy}, argv[2], std::atol(argv[3]), argv[4], rank, stream) && rank == 0)
-    std::fprintf(stderr, "host-cost: no row named '%s'\n", argv[2]);
+  const bool unknownRow =
+      profile && !profileRow({&runtime, &alloy}, argv[2], std::atol(argv[3]), argv[4], rank, stream);
+  if (unknownRow && rank == 0) std::fprintf(stderr, "host-cost: no row named '%s'\n", argv[2]);
   if (rank == 0 && !profile) std::printf("%-48s %8s %12s %10s\n", "Alloy call", "host", "with the GPU", "GPU alone");
   for (const Row& row : alloy) {
     if (profile) break;
@@ -324,5 +326,5 @@ int main(int argc, char** argv) {
   CHECK_CUDA(cudaEventDestroy(event));
   CHECK_CUDA(cudaStreamDestroy(stream));
   MPI_Finalize();
-  return 0;
+  return unknownRow ? 2 : 0;
 }

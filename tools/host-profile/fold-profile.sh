@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# Folds a `host-cost --profile` or libhost-profile.so file (lines "count module offset") into time per module and per function:
-# each module's offsets go through one addr2line (functions of stripped modules show as "??"), and every
-# row gives its share of the samples and, with the profile's us per call, the us per call it stands for.
+# Folds a `host-cost --profile` or libhost-profile.so file (lines "count module offset") into time per
+# module and per function: each module's offsets go through one addr2line (functions of stripped modules
+# show as "??"), and every row gives its share of the samples and, where the file says the host's time
+# per call (host-cost's do), the part of that time it stands for.
 #   tools/host-profile/fold-profile.sh PROFILE [ROWS]
 set -euo pipefail
 profile=${1:?usage: fold-profile.sh PROFILE [ROWS]}
@@ -22,10 +23,17 @@ for module in $(grep -v '^#' "$profile" | awk '{print $2}' | sort -u); do
   paste -d' ' <(awk '{print $1}' <<<"$lines") <(sed 's/ /_/g' <<<"$functions") |
     awk -v m="${module##*/}" '{print $1, m, $2}' >>"$folded"
 done
+# Rows "count key..." summed by the fields given (2: module; 2 and 3: module and function), largest first.
+shares() {
+  awk -v keys="$1" '{k = $2; if (keys == 2) k = $2 " " $3; s[k] += $1} END {for (k in s) print s[k], k}' "$folded" |
+    sort -rn | head -"$2" |
+    awk -v t="$total" -v c="${per_call:-0}" '{
+      us = c ? sprintf("%.2f us", c * $1 / t) : ""
+      printf "%6.1f%%  %9s  %-22s %s\n", 100 * $1 / t, us, $2, $3
+    }'
+}
 echo "$total samples${per_call:+; $per_call us per call on the host (the us column: the share of it)}"
 echo "-- per module"
-awk '{s[$2] += $1} END {for (m in s) print s[m], m}' "$folded" | sort -rn |
-  awk -v t="$total" -v c="${per_call:-0}" '{printf "%6.1f%%  %9s  %s\n", 100 * $1 / t, c ? sprintf("%.2f us", c * $1 / t) : "", $2}'
+shares 1 1000
 echo "-- per function (top $rows)"
-awk '{s[$2 " " $3] += $1} END {for (k in s) print s[k], k}' "$folded" | sort -rn | head -"$rows" |
-  awk -v t="$total" -v c="${per_call:-0}" '{printf "%6.1f%%  %9s  %-22s %s\n", 100 * $1 / t, c ? sprintf("%.2f us", c * $1 / t) : "", $2, $3}'
+shares 2 "$rows"

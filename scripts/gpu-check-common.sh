@@ -14,16 +14,25 @@ export OMPI_MCA_btl_vader_single_copy_mechanism=${OMPI_MCA_btl_vader_single_copy
 
 log() { echo "gpu-check: $*"; }
 
+# " in Suite.Test" for the GoogleTest test that a log shows started and not finished (its last "[ RUN ]"
+# line with no "[ OK ]", "[ FAILED ]" or "[ SKIPPED ]" after it; colour codes stripped), else nothing: where
+# a run that timed out or crashed was, without the log.
+unfinished_test() {
+  sed 's/\x1b\[[0-9;]*m//g' "$1" 2>/dev/null |
+    awk '/^\[ RUN +\]/ {t = $NF} /^\[ +(OK|FAILED|SKIPPED) +\]/ {t = ""} END {if (t != "") printf " in %s", t}'
+}
+
 # The status of one suite run: skipped, out of budget (stopped by what was left of the mode's budget
 # rather than by its own cap: too little time, not a hang), timeout, crashed (finished is not 1: it did
-# not get to the end), failed, no tests, or ok. Arguments: log file, exit code, the limit it ran under,
-# its own cap, finished, failed count, test count.
+# not get to the end), failed, no tests, or ok; the first three name the test they stopped in. Arguments:
+# log file, exit code, the limit it ran under, its own cap, finished, failed count, test count.
 run_status() {
   local logfile=$1 rc=$2 limit=$3 cap=$4 finished=$5 failed=$6 tests=$7
   if grep -q 'skipped: no CUDA device' "$logfile"; then echo "skipped (no CUDA device)"
-  elif { [ "$rc" -eq 124 ] || [ "$rc" -eq 137 ]; } && [ "$limit" -lt "$cap" ]; then echo "OUT OF BUDGET after ${limit} s"
-  elif [ "$rc" -eq 124 ] || [ "$rc" -eq 137 ]; then echo "TIMEOUT after ${limit} s"
-  elif [ "$finished" != 1 ]; then echo "CRASHED (exit $rc)"
+  elif { [ "$rc" -eq 124 ] || [ "$rc" -eq 137 ]; } && [ "$limit" -lt "$cap" ]; then
+    echo "OUT OF BUDGET after ${limit} s$(unfinished_test "$logfile")"
+  elif [ "$rc" -eq 124 ] || [ "$rc" -eq 137 ]; then echo "TIMEOUT after ${limit} s$(unfinished_test "$logfile")"
+  elif [ "$finished" != 1 ]; then echo "CRASHED (exit $rc)$(unfinished_test "$logfile")"
   elif [ "$failed" -gt 0 ]; then echo "FAILED"
   elif [ "$rc" -ne 0 ]; then echo "FAILED (exit $rc)"
   elif [ "$tests" -eq 0 ]; then echo "NO TESTS (filter matched nothing)"

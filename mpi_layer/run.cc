@@ -22,20 +22,14 @@ Problem cudaProblem(const char* function, const char* what, cudaError_t err) {
   return problem(MPI_ERR_OTHER, "%s: %s failed: %s", function, what, cudaGetErrorString(err));
 }
 
-// The stream the layer's operations on this communicator run on, on its GPU engine's device, created at
-// the first diverted call (with the GPU communicator, both collective in effect: every rank diverts the
-// same calls). A stream of its own, because a standard call names none; non-blocking, so that a
-// non-blocking call leaves the program's work on the legacy default stream free to overlap it. Each call
-// first makes it wait for what the program enqueued on the legacy default stream so far (which waits for
-// every blocking stream): the many programs that produce their data there need no synchronisation of their
-// own before the call (docs/mpi-layer.md, "The stream contract").
+// The stream a non-blocking call's operation runs on: the layer's own on this communicator, on its GPU
+// engine's device, created at the first such call (collective in effect: every rank diverts the same
+// calls). Non-blocking, so that the program's work on the legacy default stream stays free to overlap the
+// operation. Each call first makes it wait for what the program enqueued on the legacy default stream so
+// far (which waits for every blocking stream): the many programs that produce their data there need no
+// synchronisation of their own before the call (docs/mpi-layer.md, "The stream contract"). The engine's
+// device must be current.
 Problem orderedStream(const char* function, Context* context, cudaStream_t* out) {
-  alloyComm_t gpu = nullptr;
-  const alloyResult_t result = alloy_mpix::gpuCommOf(context, &gpu);
-  if (result != alloySuccess) return alloy_mpix::fromAlloy(result, function);
-  int device = -1;
-  alloyCommCuDevice(gpu, &device);
-  alloy::DeviceGuard onDevice(device);
   cudaError_t err = cudaSuccess;
   if (context->layerStream == nullptr) err = cudaStreamCreateWithFlags(&context->layerStream, cudaStreamNonBlocking);
   if (err == cudaSuccess && context->layerOrder == nullptr)
@@ -47,9 +41,21 @@ Problem orderedStream(const char* function, Context* context, cudaStream_t* out)
   return {};
 }
 
-// Enqueues a diverted call on the layer's stream (*stream). MPI_SUCCESS, or the reported code.
-int enqueue(const char* function, MPI_Comm comm, Diversion* d, cudaStream_t* stream) {
-  if (Problem p = orderedStream(function, d->context, stream)) return alloy_mpix::report(comm, p);
+// Enqueues a diverted call; *device: the GPU engine's, *stream: where the operation went. A blocking call's
+// goes on the device's legacy default stream itself, which orders it after the program's work there and on
+// every blocking stream as the layer's own stream would after an event (and costs no event record and
+// wait); the call waits for it before returning anyway, so nothing is left to overlap. MPI_SUCCESS, or the
+// reported code.
+int enqueue(const char* function, MPI_Comm comm, bool nonblocking, Diversion* d, int* device, cudaStream_t* stream) {
+  alloyComm_t gpu = nullptr;
+  const alloyResult_t result = alloy_mpix::gpuCommOf(d->context, &gpu);
+  if (result != alloySuccess) return alloy_mpix::report(comm, alloy_mpix::fromAlloy(result, function));
+  alloyCommCuDevice(gpu, device);
+  // Current for all of it: cudaStreamLegacy, and the staging of an in-place send, mean the current device's.
+  alloy::DeviceGuard onDevice(*device);
+  *stream = cudaStreamLegacy;
+  if (nonblocking)
+    if (Problem p = orderedStream(function, d->context, stream)) return alloy_mpix::report(comm, p);
   return alloy_mpix::runAgreedOnGpu(function, comm, &d->request, d->context, *stream);
 }
 
@@ -86,10 +92,10 @@ int startRequest(const char* function, MPI_Comm comm, Context* context, cudaStre
   return alloy_mpix::report(comm, problem(MPI_ERR_OTHER, "%s: MPI_Grequest_start failed", function));
 }
 
-// Routes the call and tallies it. True where every rank diverted it and it is enqueued on *stream;
-// otherwise *code is the call's result: pass()'s, or the layer's failure as reported.
+// Routes the call and tallies it. True where every rank diverted it and it is enqueued on *stream, on the
+// GPU engine's *device; otherwise *code is the call's result: pass()'s, or the layer's failure as reported.
 bool divertAndEnqueue(Call call, MPI_Comm comm, bool nonblocking, const Describe& describe,
-                      const std::function<int()>& pass, Diversion* d, cudaStream_t* stream, int* code) {
+                      const std::function<int()>& pass, Diversion* d, int* device, cudaStream_t* stream, int* code) {
   const char* function = callName(call);
   *code = MPI_SUCCESS;
   const Route route = alloy_layer::route(function, comm, nonblocking, describe, d, code);
@@ -99,7 +105,7 @@ bool divertAndEnqueue(Call call, MPI_Comm comm, bool nonblocking, const Describe
     *code = pass();
     return false;
   }
-  *code = enqueue(function, comm, d, stream);
+  *code = enqueue(function, comm, nonblocking, d, device, stream);
   return *code == MPI_SUCCESS;
 }
 
@@ -107,12 +113,18 @@ bool divertAndEnqueue(Call call, MPI_Comm comm, bool nonblocking, const Describe
 
 int runBlocking(Call call, MPI_Comm comm, const Describe& describe, const std::function<int()>& pass) {
   Diversion d;
+  int device = -1;
   cudaStream_t stream = nullptr;
   int code = MPI_SUCCESS;
-  if (!divertAndEnqueue(call, comm, false, describe, pass, &d, &stream, &code)) return code;
-  // A blocking call returns with its result in place, as MPI promises.
+  if (!divertAndEnqueue(call, comm, false, describe, pass, &d, &device, &stream, &code)) return code;
+  // A blocking call returns with its result in place, as MPI promises. The legacy stream is the current
+  // device's: the engine's is made current for the wait.
   const char* function = callName(call);
-  const cudaError_t err = cudaStreamSynchronize(stream);
+  cudaError_t err = cudaSuccess;
+  {
+    alloy::DeviceGuard onDevice(device);
+    err = cudaStreamSynchronize(stream);
+  }
   const Problem p = err == cudaSuccess ? engineOutcome(function, d.context) : cudaProblem(function, "the GPU operation", err);
   return p ? alloy_mpix::report(comm, p) : MPI_SUCCESS;
 }
@@ -120,9 +132,10 @@ int runBlocking(Call call, MPI_Comm comm, const Describe& describe, const std::f
 int runNonblocking(Call call, MPI_Comm comm, const Describe& describe, const std::function<int()>& pass,
                    MPI_Request* request) {
   Diversion d;
+  int device = -1;
   cudaStream_t stream = nullptr;
   int code = MPI_SUCCESS;
-  if (!divertAndEnqueue(call, comm, true, describe, pass, &d, &stream, &code)) return code;
+  if (!divertAndEnqueue(call, comm, true, describe, pass, &d, &device, &stream, &code)) return code;
   return startRequest(callName(call), comm, d.context, stream, request);
 }
 

@@ -25,7 +25,11 @@ stress_run() {
   local suite=$1 bin=$2 filter=$3 np=$4 repeat=$5
   local logfile="$RESULTS/stress-$suite-np$np.log" tests limit rc=0 start seconds
   tests=$(count_tests "$bin" "$filter")
-  limit=$(run_limit "${STRESS_RUN_TIMEOUT:-240}")
+  # 20 s per repetition, at least 240: the native filter's 15 tests take 11-14 s a repetition at 4 ranks,
+  # so 20 of them ran into a flat 240 s cap (session 12) where ALLOY_TIMEOUT_MS catches a real hang anyway.
+  local cap=$((20 * repeat > 240 ? 20 * repeat : 240))
+  cap=${STRESS_RUN_TIMEOUT:-$cap}
+  limit=$(run_limit "$cap")
   if [ "$limit" -lt 10 ]; then
     stress_rows+=("$(printf '%-7s %5s %5s %9s %7s  %s' "$suite" "$np" "$tests" "0/$repeat" "-" "NOT RUN (time budget spent)")")
     stress_bad=1
@@ -40,7 +44,7 @@ stress_run() {
   passed=$(grep -c '^\[alloy\] iteration [0-9]* seed [0-9a-fx]*: PASSED' "$logfile")
   failed=$(grep -c '^\[alloy\] iteration [0-9]* seed [0-9a-fx]*: FAILED' "$logfile")
   done_reps=$((passed + failed))
-  status=$(run_status "$logfile" "$rc" "$limit" "${STRESS_RUN_TIMEOUT:-240}" "$([ "$done_reps" -ge "$repeat" ] && echo 1)" \
+  status=$(run_status "$logfile" "$rc" "$limit" "$cap" "$([ "$done_reps" -ge "$repeat" ] && echo 1)" \
     "$failed" "$tests")
   [ "$status" = ok ] || stress_bad=1
   # A repetition cut short by a timeout or a crash counts as failed; the ones after it as not run.

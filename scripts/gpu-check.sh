@@ -80,7 +80,7 @@
 #   STRESS_NATIVE_FILTER      --gtest_filter for alloy_gpu_tests (default: see below)
 #   STRESS_MPIX_FILTER        --gtest_filter for alloy_mpix_gpu_tests (default: see below)
 #   STRESS_TIMEOUT_MS         ALLOY_TIMEOUT_MS of the ranks (default 30000)
-#   STRESS_RUN_TIMEOUT        seconds one suite run (all its repetitions) may take (default 240)
+#   STRESS_RUN_TIMEOUT        seconds one suite run (all its repetitions) may take (default 20 per repetition, at least 240)
 #   STRESS_BUDGET             seconds all runs together may take after the build (default 480); runs
 #                             that no longer fit are reported as not run
 # sanitize mode:

@@ -10,6 +10,7 @@
 #include <utility>
 #include <vector>
 
+#include "call_env.h"
 #include "comm.h"
 #include "device_guard.h"
 #include "device_select.h"
@@ -250,6 +251,7 @@ alloyResult_t build(alloyComm* comm, const alloyConfig_t& config) {
 }  // namespace
 
 alloyResult_t commCreate(std::unique_ptr<Bootstrap> bootstrap, const alloyConfig_t* config, alloyComm_t* comm) {
+  refreshCallEnvironment();  // the per-call variables as they are now (call_env.h)
   auto created = std::make_unique<alloyComm>();
   created->rank = bootstrap->rank();
   created->nranks = bootstrap->nranks();

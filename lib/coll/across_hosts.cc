@@ -5,11 +5,11 @@
 
 #include "algorithm.h"
 #include "allreduce_doubling.h"
+#include "call_env.h"
 #include "comm.h"
 #include "datatype.h"
 #include "device_guard.h"
 #include "doubling_plan.h"
-#include "env.h"
 #include "error.h"
 #include "group_reduce.h"
 #include "p2p_plan.h"
@@ -200,7 +200,7 @@ alloyResult_t hierarchicalReduceScatter(const char* send, char* recv, size_t rec
 
 bool railsApply(alloyComm_t comm) {
   const LocalTopology& t = comm->topology;
-  return t.localSize > 1 && t.railPeers().size() > 1 && envInt("ALLOY_ALLREDUCE_HIERARCHY", 1, 0, 1) == 1;
+  return t.localSize > 1 && t.railPeers().size() > 1 && callEnvInt("ALLOY_ALLREDUCE_HIERARCHY", 1, 0, 1) == 1;
 }
 
 alloyResult_t reduceScatterAcrossHosts(const void* sendbuff, void* recvbuff, size_t recvcount, alloyDataType_t type,

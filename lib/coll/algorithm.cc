@@ -1,6 +1,6 @@
 #include "algorithm.h"
 
-#include "env.h"
+#include "call_env.h"
 
 namespace alloy {
 
@@ -11,20 +11,20 @@ size_t allreduceOneShotMaxBytes(int nranks) {
   // whole buffer (rather than half) starts to cost more (docs/api.md has the measurements). With more
   // ranks one-shot's extra traffic outweighs the launch from a few hundred KB on (not yet measured).
   const long long fallback = nranks <= 2 ? (32ll << 20) : (256ll << 10);
-  const long long value = envInt("ALLOY_ALLREDUCE_ONESHOT_MAX_BYTES", fallback, 0);
+  const long long value = callEnvInt("ALLOY_ALLREDUCE_ONESHOT_MAX_BYTES", fallback, 0);
   return static_cast<size_t>(value);
 }
 
 size_t directMaxBytes() {
-  return static_cast<size_t>(envInt("ALLOY_DIRECT_MAX_BYTES", LLONG_MAX, 0));
+  return static_cast<size_t>(callEnvInt("ALLOY_DIRECT_MAX_BYTES", LLONG_MAX, 0));
 }
 
 size_t directWindowMinBytes() {
-  return static_cast<size_t>(envInt("ALLOY_DIRECT_WINDOW_MIN_BYTES", 6ll << 20, 0));
+  return static_cast<size_t>(callEnvInt("ALLOY_DIRECT_WINDOW_MIN_BYTES", 6ll << 20, 0));
 }
 
 size_t directLowLatencyMaxBytes() {
-  return static_cast<size_t>(envInt("ALLOY_DIRECT_LL_MAX_BYTES", 1 << 20, 0));
+  return static_cast<size_t>(callEnvInt("ALLOY_DIRECT_LL_MAX_BYTES", 1 << 20, 0));
 }
 
 Part partOf(size_t count, size_t elementSize, int n, int p) {

@@ -7,9 +7,9 @@
 #include <mutex>
 #include <vector>
 
+#include "call_env.h"
 #include "comm.h"
 #include "device_guard.h"
-#include "env.h"
 #include "error.h"
 #include "log.h"
 #include "p2p_plan.h"
@@ -46,7 +46,7 @@ bool allocationHolds(const void* p, size_t bytes) {
 bool alltoallvRelayApplies(alloyComm_t comm, const void* relaybuff) {
   const LocalTopology& t = comm->topology;
   return relaybuff != nullptr && t.spansHosts() && t.localSize > 1 && t.railPeers().size() > 1 &&
-         envInt("ALLOY_ALLTOALLV_RELAY", 1, 0, 1) == 1;
+         callEnvInt("ALLOY_ALLTOALLV_RELAY", 1, 0, 1) == 1;
 }
 
 // (0) The counts: every rank posts what it sends to every rank on its host's board and reads what the

@@ -5,16 +5,16 @@
 // (broadcastStaged). Inside one host, buffers whose parts exceed the low-latency limit are scattered and
 // forwarded (broadcastScattered): the root's link carries the buffer once instead of once per peer.
 #include <algorithm>
-#include <string>
+#include <string_view>
 #include <vector>
 
 #include "across_hosts.h"
 #include "algorithm.h"
 #include "arguments.h"
 #include "binomial_plan.h"
+#include "call_env.h"
 #include "comm.h"
 #include "datatype.h"
-#include "env.h"
 #include "error.h"
 #include "group_reduce.h"
 #include "local_transport.h"
@@ -94,7 +94,7 @@ Part scatteredPart(size_t bytes, int nranks, int j) { return partOf(bytes, 1, nr
 // wherever it can be (3 ranks or more, every part above the low-latency limit, which forwarding needs),
 // 0 never, auto (default) from 3 ranks on where every part exceeds the limit. The same on every rank.
 bool forwardApplies(alloyComm_t comm, size_t bytes) {
-  const std::string mode = envChoice("ALLOY_BROADCAST_FORWARD", "auto", {"auto", "0", "1"});
+  const std::string_view mode = callEnvChoice("ALLOY_BROADCAST_FORWARD", "auto", {"auto", "0", "1"});
   if (mode == "0" || comm->nranks < 3 || comm->topology.spansHosts()) return false;
   const size_t limit = comm->local->lowLatencyMaxBytes();
   for (int j = 0; j < comm->nranks - 1; ++j)

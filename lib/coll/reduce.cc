@@ -10,10 +10,10 @@
 #include "across_hosts.h"
 #include "algorithm.h"
 #include "arguments.h"
+#include "call_env.h"
 #include "comm.h"
 #include "datatype.h"
 #include "direct_plan.h"
-#include "env.h"
 #include "error.h"
 #include "p2p_plan.h"
 #include "reduce_plan.h"
@@ -31,7 +31,7 @@ namespace {
 // where each rank also reduces a part). Two launches and the reduced
 // part's wait in between cost more than that saves below a few MB (flat: 21 us at 2 MB, NCCL's time).
 bool byPartsApplies(alloyComm_t comm, size_t bytes) {
-  const long long from = envInt("ALLOY_REDUCE_SCATTER_MIN_BYTES", 8ll << 20, 0);
+  const long long from = callEnvInt("ALLOY_REDUCE_SCATTER_MIN_BYTES", 8ll << 20, 0);
   return comm->nranks >= 3 && bytes >= static_cast<size_t>(from);
 }
 

@@ -1,17 +1,17 @@
 #include "schedule_choice.h"
 
-#include <string>
+#include <string_view>
 
 #include "across_hosts.h"
+#include "call_env.h"
 #include "comm.h"
-#include "env.h"
 #include "round_cost.h"
 
 namespace alloy {
 
 bool fewerRoundsChosen(alloyComm_t comm, const char* variable, int (*depth)(int members), size_t flatBytes,
                        size_t roundBytes) {
-  const std::string mode = envChoice(variable, "auto", {"auto", "0", "1"});
+  const std::string_view mode = callEnvChoice(variable, "auto", {"auto", "0", "1"});
   if (mode != "auto") return mode == "1";
   const LocalTopology& t = comm->topology;
   const bool alongRails = railsApply(comm);

@@ -2,6 +2,7 @@
 
 #include <cerrno>
 #include <cstdlib>
+#include <cstring>
 #include <mutex>
 #include <set>
 
@@ -26,15 +27,23 @@ std::string envString(const char* name, const char* fallback) {
 }
 
 std::string envChoice(const char* name, const char* fallback, std::initializer_list<const char*> choices) {
-  const std::string value = envString(name, fallback);
+  return chooseEnv(name, std::getenv(name), fallback, choices);
+}
+
+const char* chooseEnv(const char* name, const char* value, const char* fallback,
+                      std::initializer_list<const char*> choices) {
+  if (value == nullptr || value[0] == '\0') return fallback;
   for (const char* choice : choices)
-    if (value == choice) return value;
-  if (firstComplaint(name)) logWarn("%s=%s is not one of the accepted values; using %s", name, value.c_str(), fallback);
+    if (std::strcmp(value, choice) == 0) return choice;
+  if (firstComplaint(name)) logWarn("%s=%s is not one of the accepted values; using %s", name, value, fallback);
   return fallback;
 }
 
 long long envInt(const char* name, long long fallback, long long min, long long max) {
-  const char* value = std::getenv(name);
+  return parseEnvInt(name, std::getenv(name), fallback, min, max);
+}
+
+long long parseEnvInt(const char* name, const char* value, long long fallback, long long min, long long max) {
   if (value == nullptr || value[0] == '\0') return fallback;
   char* end = nullptr;
   errno = 0;

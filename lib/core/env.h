@@ -18,4 +18,10 @@ std::string envChoice(const char* name, const char* fallback, std::initializer_l
 // used: a mistyped tuning knob must not silently become 0, octal, or an overflow.
 long long envInt(const char* name, long long fallback, long long min = LLONG_MIN, long long max = LLONG_MAX);
 
+// envInt and envChoice over a value already read (nullptr: unset), for readers of another source than
+// getenv (call_env.h). envChoice's answer is one of `choices` or `fallback`, never a copy.
+long long parseEnvInt(const char* name, const char* value, long long fallback, long long min, long long max);
+const char* chooseEnv(const char* name, const char* value, const char* fallback,
+                      std::initializer_list<const char*> choices);
+
 }  // namespace alloy

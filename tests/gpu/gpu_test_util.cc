@@ -8,6 +8,7 @@
 #include <sstream>
 #include <utility>
 
+#include "call_env.h"
 #include "device_comm.h"  // kLlChunkBytes
 
 namespace alloytest {
@@ -287,6 +288,16 @@ alloyResult_t CommTest::createCommWithTimeout(long long timeoutMs, alloyComm_t* 
   alloyConfig_t config = ALLOY_CONFIG_INITIALIZER;
   config.timeoutMs = timeoutMs;
   return alloyCommCreateFromMPI(MPI_COMM_WORLD, &config, c);
+}
+
+ScopedEnv::ScopedEnv(const char* name, const std::string& value) : name_(name) {
+  setenv(name, value.c_str(), 1);
+  alloy::refreshCallEnvironment();
+}
+
+ScopedEnv::~ScopedEnv() {
+  unsetenv(name_);
+  alloy::refreshCallEnvironment();
 }
 
 void CommTest::withSmallDirectAreas(size_t areaBytes, const std::function<void()>& body) {

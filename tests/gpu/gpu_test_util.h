@@ -108,11 +108,13 @@ class Rng {
 // Poison and comparison.
 
 constexpr uint8_t kPoison = 0xA5;
-// Sets a variable that Alloy reads at every call on this rank for a scope (every rank does the same).
+// Sets one of Alloy's variables on this rank for a scope (every rank does the same), taking a new snapshot
+// of the variables read at every call (call_env.h) on the way in and out, as creating a communicator would.
 class ScopedEnv {
  public:
-  ScopedEnv(const char* name, size_t value) : name_(name) { setenv(name, std::to_string(value).c_str(), 1); }
-  ~ScopedEnv() { unsetenv(name_); }
+  ScopedEnv(const char* name, size_t value) : ScopedEnv(name, std::to_string(value)) {}
+  ScopedEnv(const char* name, const std::string& value);
+  ~ScopedEnv();
   ScopedEnv(const ScopedEnv&) = delete;
   ScopedEnv& operator=(const ScopedEnv&) = delete;
 

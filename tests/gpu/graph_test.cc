@@ -308,10 +308,10 @@ TEST_F(CudaGraph, AllReduceReplayed) {
     SCOPED_TRACE(std::string("ALLOY_ALLREDUCE_ONESHOT_MAX_BYTES=") + choice.oneShotMax + " ALLOY_DIRECT_MAX_BYTES=" +
                  choice.directMax + " ALLOY_DIRECT_LL_MAX_BYTES=" + choice.directLowLatencyMax +
                  " ALLOY_ALLREDUCE_DOUBLING=" + choice.doubling);
-    setenv("ALLOY_ALLREDUCE_ONESHOT_MAX_BYTES", choice.oneShotMax, 1);
-    setenv("ALLOY_DIRECT_MAX_BYTES", choice.directMax, 1);
-    setenv("ALLOY_DIRECT_LL_MAX_BYTES", choice.directLowLatencyMax, 1);
-    setenv("ALLOY_ALLREDUCE_DOUBLING", choice.doubling, 1);
+    ScopedEnv oneShotMax("ALLOY_ALLREDUCE_ONESHOT_MAX_BYTES", choice.oneShotMax);
+    ScopedEnv directMax("ALLOY_DIRECT_MAX_BYTES", choice.directMax);
+    ScopedEnv directLowLatencyMax("ALLOY_DIRECT_LL_MAX_BYTES", choice.directLowLatencyMax);
+    ScopedEnv doubling("ALLOY_ALLREDUCE_DOUBLING", choice.doubling);
     GraphCase c;
     c.sendBytes = bytes;
     c.recvBytes = bytes + kGuard;
@@ -325,10 +325,6 @@ TEST_F(CudaGraph, AllReduceReplayed) {
       return e;
     };
     replay(c, 300);
-    unsetenv("ALLOY_ALLREDUCE_ONESHOT_MAX_BYTES");
-    unsetenv("ALLOY_DIRECT_MAX_BYTES");
-    unsetenv("ALLOY_DIRECT_LL_MAX_BYTES");
-    unsetenv("ALLOY_ALLREDUCE_DOUBLING");
   }
 }
 

@@ -3,6 +3,7 @@
 
 #include <cstdlib>
 
+#include "call_env.h"
 #include "env.h"
 
 namespace {
@@ -39,6 +40,42 @@ TEST(Env, ChoicesOutsideTheListFallBack) {
   EXPECT_EQ(alloy::envChoice(kVar, "auto", {"auto", "pmix", "mpi"}), "auto");
   unsetenv(kVar);
   EXPECT_EQ(alloy::envChoice(kVar, "auto", {"auto", "pmix", "mpi"}), "auto");
+}
+
+// The per-call readers see the environment as of the latest snapshot: a change shows after a refresh (a
+// communicator's creation), not before, and unset again gives the fallback.
+TEST(Env, CallReadersSeeTheLatestSnapshot) {
+  setenv(kVar, "42", 1);
+  alloy::refreshCallEnvironment();
+  EXPECT_EQ(alloy::callEnvInt(kVar, 7, 1, 100), 42);
+  setenv(kVar, "43", 1);
+  EXPECT_EQ(alloy::callEnvInt(kVar, 7, 1, 100), 42);
+  alloy::refreshCallEnvironment();
+  EXPECT_EQ(alloy::callEnvInt(kVar, 7, 1, 100), 43);
+  setenv(kVar, "0x10", 1);
+  alloy::refreshCallEnvironment();
+  EXPECT_EQ(alloy::callEnvInt(kVar, 7, 1, 100), 7);  // the same parsing as envInt
+  setenv(kVar, "42", 1);  // an environment seen before: its snapshot again
+  alloy::refreshCallEnvironment();
+  EXPECT_EQ(alloy::callEnvInt(kVar, 7, 1, 100), 42);
+  unsetenv(kVar);
+  alloy::refreshCallEnvironment();
+  EXPECT_EQ(alloy::callEnvInt(kVar, 7, 1, 100), 7);
+}
+
+TEST(Env, CallChoicesAreTheListedWords) {
+  setenv(kVar, "1", 1);
+  alloy::refreshCallEnvironment();
+  EXPECT_STREQ(alloy::callEnvChoice(kVar, "auto", {"auto", "0", "1"}), "1");
+  setenv(kVar, "yes", 1);
+  alloy::refreshCallEnvironment();
+  EXPECT_STREQ(alloy::callEnvChoice(kVar, "auto", {"auto", "0", "1"}), "auto");
+  setenv(kVar, "", 1);
+  alloy::refreshCallEnvironment();
+  EXPECT_STREQ(alloy::callEnvChoice(kVar, "auto", {"auto", "0", "1"}), "auto");
+  unsetenv(kVar);
+  alloy::refreshCallEnvironment();
+  EXPECT_STREQ(alloy::callEnvChoice(kVar, "auto", {"auto", "0", "1"}), "auto");
 }
 
 }  // namespace

@@ -25,7 +25,8 @@ Snapshot readEnvironment() {
   for (char** entry = environ; entry != nullptr && *entry != nullptr; ++entry) {
     if (std::strncmp(*entry, kPrefix, sizeof(kPrefix) - 1) != 0) continue;
     const char* equals = std::strchr(*entry, '=');
-    if (equals != nullptr) entries.emplace_back(std::string(*entry, static_cast<size_t>(equals - *entry)), std::string(equals + 1));
+    if (equals != nullptr)
+      entries.emplace_back(std::string(*entry, static_cast<size_t>(equals - *entry)), std::string(equals + 1));
   }
   return entries;
 }

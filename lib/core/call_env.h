@@ -1,5 +1,5 @@
-// The variables a collective reads on its path (docs/environment.md names them: "read when a
-// communicator is created"), taken from a snapshot of the environment's ALLOY_ entries instead of getenv.
+// The variables a collective reads on its path (docs/environment.md marks them "read at each creation"),
+// taken from a snapshot of the environment's ALLOY_ entries instead of getenv.
 //
 // Under mpirun a rank's environment holds a hundred variables and more, and every getenv scans them:
 // an 8-byte allreduce spent 0.8-1.0 us of its ~7 us of host time in getenv at 4 ranks (session 12's

@@ -109,7 +109,7 @@ class Rng {
 
 constexpr uint8_t kPoison = 0xA5;
 // Sets one of Alloy's variables on this rank for a scope (every rank does the same), taking a new snapshot
-// of the variables read at every call (call_env.h) on the way in and out, as creating a communicator would.
+// of the per-call settings (call_env.h) on the way in and out, as creating a communicator would.
 class ScopedEnv {
  public:
   ScopedEnv(const char* name, size_t value) : ScopedEnv(name, std::to_string(value)) {}

@@ -2,6 +2,7 @@
 // count and displacement types, so both check and dispatch identically.
 #include <climits>
 #include <memory>
+#include <type_traits>
 #include <vector>
 
 #include "alloy_mpix.h"
@@ -47,17 +48,25 @@ void describe(const char* function, const void* sendbuf, const Count sendcounts[
   r->send = send.region;
   r->recv = recv.region;
 
-  auto narrowed = std::make_shared<std::vector<std::vector<int>>>(4);
-  if (!narrowInts(inPlace ? static_cast<const Count*>(nullptr) : sendcounts, shape.size, &(*narrowed)[0]) ||
-      !narrowInts(inPlace ? static_cast<const Displ*>(nullptr) : sdispls, shape.size, &(*narrowed)[1]) ||
-      !narrowInts(recvcounts, shape.size, &(*narrowed)[2]) || !narrowInts(rdispls, shape.size, &(*narrowed)[3]))
-    r->rejectOnHost(problem(MPI_ERR_COUNT, "%s: counts or displacements beyond the int range need GPU buffers: "
-                                           "this MPI library has no MPI_Alltoallv_c for host memory", function));
-  r->viaMpi = [=] {
-    const auto& n = *narrowed;
-    return PMPI_Alltoallv(sendbuf, inPlace ? nullptr : n[0].data(), inPlace ? nullptr : n[1].data(), sendtype,
-                          recvbuf, n[2].data(), n[3].data(), recvtype, comm);
-  };
+  if constexpr (std::is_same_v<Count, int> && std::is_same_v<Displ, int>) {
+    // MPI_Alltoallv's own arrays, which the MPI library reads during this call (execute.h runs viaMpi
+    // inside it): no copy on a path that most calls on GPU buffers never take.
+    r->viaMpi = [=] {
+      return PMPI_Alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm);
+    };
+  } else {
+    auto narrowed = std::make_shared<std::vector<std::vector<int>>>(4);
+    if (!narrowInts(inPlace ? static_cast<const Count*>(nullptr) : sendcounts, shape.size, &(*narrowed)[0]) ||
+        !narrowInts(inPlace ? static_cast<const Displ*>(nullptr) : sdispls, shape.size, &(*narrowed)[1]) ||
+        !narrowInts(recvcounts, shape.size, &(*narrowed)[2]) || !narrowInts(rdispls, shape.size, &(*narrowed)[3]))
+      r->rejectOnHost(problem(MPI_ERR_COUNT, "%s: counts or displacements beyond the int range need GPU buffers: "
+                                             "this MPI library has no MPI_Alltoallv_c for host memory", function));
+    r->viaMpi = [=] {
+      const auto& n = *narrowed;
+      return PMPI_Alltoallv(sendbuf, inPlace ? nullptr : n[0].data(), inPlace ? nullptr : n[1].data(), sendtype,
+                            recvbuf, n[2].data(), n[3].data(), recvtype, comm);
+    };
+  }
   r->viaGpu = [send, recv, recvBase = r->recv.base](alloyComm_t gpu, const void* sendBase, cudaStream_t s) {
     return alloyAlltoAllv(sendBase, send.counts.data(), send.displs.data(), const_cast<void*>(recvBase),
                           recv.counts.data(), recv.displs.data(), nullptr, alloyUint8, gpu, s);

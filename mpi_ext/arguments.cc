@@ -1,6 +1,7 @@
 #include "arguments.h"
 
 #include <cstdint>
+#include <cstdio>
 
 namespace alloy_mpix {
 
@@ -21,20 +22,37 @@ bool checkType(Request* r, const char* function, const char* name, MPI_Datatype 
   return true;
 }
 
-bool checkCount(Request* r, const char* function, const char* name, MPI_Count count, MPI_Count elementBytes,
-                size_t* bytes) {
-  if (count < 0) {
-    r->reject(problem(MPI_ERR_COUNT, "%s: %s=%lld is negative", function, name, static_cast<long long>(count)));
-    return false;
-  }
+namespace {
+
+// *bytes = count * elementBytes where the count is not negative and the product fits the address space.
+bool countBytes(MPI_Count count, MPI_Count elementBytes, size_t* bytes) {
   MPI_Count product = 0;
-  if (__builtin_mul_overflow(count, elementBytes, &product) || static_cast<unsigned long long>(product) > SIZE_MAX) {
-    r->reject(problem(MPI_ERR_COUNT, "%s: %s=%lld elements of %lld bytes overflow the address space", function,
-                      name, static_cast<long long>(count), static_cast<long long>(elementBytes)));
+  if (count < 0 || __builtin_mul_overflow(count, elementBytes, &product) ||
+      static_cast<unsigned long long>(product) > SIZE_MAX)
     return false;
-  }
   *bytes = static_cast<size_t>(product);
   return true;
+}
+
+}  // namespace
+
+bool checkCount(Request* r, const char* function, const char* name, MPI_Count count, MPI_Count elementBytes,
+                size_t* bytes) {
+  if (countBytes(count, elementBytes, bytes)) return true;
+  if (count < 0)
+    r->reject(problem(MPI_ERR_COUNT, "%s: %s=%lld is negative", function, name, static_cast<long long>(count)));
+  else
+    r->reject(problem(MPI_ERR_COUNT, "%s: %s=%lld elements of %lld bytes overflow the address space", function,
+                      name, static_cast<long long>(count), static_cast<long long>(elementBytes)));
+  return false;
+}
+
+bool checkCountAt(Request* r, const char* function, const char* arrayName, int index, MPI_Count count,
+                  MPI_Count elementBytes, size_t* bytes) {
+  if (countBytes(count, elementBytes, bytes)) return true;
+  char name[64];
+  std::snprintf(name, sizeof(name), "%s[%d]", arrayName, index);
+  return checkCount(r, function, name, count, elementBytes, bytes);
 }
 
 bool checkRoot(Request* r, const char* function, int root, const CommShape& shape) {

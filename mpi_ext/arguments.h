@@ -18,6 +18,10 @@ bool checkType(Request* r, const char* function, const char* name, MPI_Datatype 
 // *bytes = count * elementBytes: a negative count, or one whose bytes overflow, is MPI_ERR_COUNT.
 bool checkCount(Request* r, const char* function, const char* name, MPI_Count count, MPI_Count elementBytes,
                 size_t* bytes);
+// checkCount for entry `index` of the array `arrayName` ("recvcounts[3]" in the message, formatted only
+// for one: a layout checks every rank's entry on every call).
+bool checkCountAt(Request* r, const char* function, const char* arrayName, int index, MPI_Count count,
+                  MPI_Count elementBytes, size_t* bytes);
 
 bool checkRoot(Request* r, const char* function, int root, const CommShape& shape);
 

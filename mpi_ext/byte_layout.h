@@ -6,7 +6,6 @@
 
 #include <algorithm>
 #include <climits>
-#include <cstdio>
 #include <vector>
 
 #include "arguments.h"
@@ -32,9 +31,7 @@ bool byteLayout(Request* r, const char* function, const char* countsName, const 
   out->counts.assign(nranks, 0);
   long long lowest = LLONG_MAX, highest = 0;
   for (int p = 0; p < nranks; ++p) {
-    char name[48];
-    std::snprintf(name, sizeof(name), "%s[%d]", countsName, p);
-    if (!checkCount(r, function, name, counts[p], type.size, &out->counts[p])) return false;
+    if (!checkCountAt(r, function, countsName, p, counts[p], type.size, &out->counts[p])) return false;
     if (__builtin_mul_overflow(static_cast<long long>(displs[p]), static_cast<long long>(type.extent), &offsets[p]) ||
         offsets[p] > LLONG_MAX - static_cast<long long>(out->counts[p])) {
       r->reject(problem(MPI_ERR_ARG, "%s: %s[%d]=%lld overflows", function, displsName, p,

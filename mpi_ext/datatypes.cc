@@ -98,10 +98,8 @@ bool inOrderWithoutGaps(MPI_Datatype type) {
   return contiguous;
 }
 
-}  // namespace
-
-bool describeType(MPI_Datatype type, TypeInfo* info) {
-  if (type == MPI_DATATYPE_NULL) return false;
+// A datatype's description from MPI: eight queries of the MPI library and a name.
+bool queryType(MPI_Datatype type, TypeInfo* info) {
   MPI_Count lb = 0, extent = 0, trueLb = 0, trueExtent = 0;
   if (MPI_Type_size_x(type, &info->size) != MPI_SUCCESS || MPI_Type_get_extent_x(type, &lb, &extent) != MPI_SUCCESS ||
       MPI_Type_get_true_extent_x(type, &trueLb, &trueExtent) != MPI_SUCCESS)
@@ -120,6 +118,44 @@ bool describeType(MPI_Datatype type, TypeInfo* info) {
     }
   }
   return true;
+}
+
+// The predefined types' descriptions, queried once (their handles and layouts are fixed for the
+// process): every call describes one or two datatypes, and the queries cost a few tenths of a
+// microsecond each time on the MPI layer's path.
+class PredefinedDescriptions {
+ public:
+  PredefinedDescriptions() {
+    const std::vector<Predefined>& types = predefinedTypes();
+    described_.resize(types.size());
+    for (size_t i = 0; i < types.size(); ++i) described_[i].valid = queryType(types[i].type, &described_[i].info);
+  }
+  // The description of type where it is a predefined one MPI could describe; nullptr otherwise.
+  const TypeInfo* find(MPI_Datatype type) const {
+    const std::vector<Predefined>& types = predefinedTypes();
+    for (size_t i = 0; i < types.size(); ++i)
+      if (types[i].type == type) return described_[i].valid ? &described_[i].info : nullptr;
+    return nullptr;
+  }
+
+ private:
+  struct Described {
+    bool valid = false;
+    TypeInfo info;
+  };
+  std::vector<Described> described_;
+};
+
+}  // namespace
+
+bool describeType(MPI_Datatype type, TypeInfo* info) {
+  if (type == MPI_DATATYPE_NULL) return false;
+  static const PredefinedDescriptions predefined;  // after MPI_Init: the first call of a collective
+  if (const TypeInfo* known = predefined.find(type)) {
+    *info = *known;
+    return true;
+  }
+  return queryType(type, info);
 }
 
 bool mapOp(MPI_Op op, alloyRedOp_t* out) {

@@ -218,8 +218,11 @@ mode_versus() {
     versus_run "versus-host-cost-np$NGPU" 60 -x NCCL_NVLS_ENABLE=0 "$host_cost"
     versus_optional=0
   fi
+  # Two cycles by default, the table from the second: in a fresh process the first few milliseconds run
+  # slow (session 12: send/recv's 8 B and 32 B rows at 10.1-10.5 us in a run whose later rows took 7.5-7.9,
+  # after nccl-tests' own warm-up of every size).
   local sizes=(-b "${VERSUS_MINBYTES:-8}" -e "${VERSUS_MAXBYTES:-1G}" -f "${VERSUS_FACTOR:-4}"
-               -w "${VERSUS_WARMUP:-5}" -n "${VERSUS_ITERS:-20}")
+               -w "${VERSUS_WARMUP:-5}" -n "${VERSUS_ITERS:-20}" -N "${VERSUS_CYCLES:-2}")
   # The nccl-tests runs keep time for the alltoallv and graph runs of every configuration after them.
   versus_reserve=$((20 + 40 * (${#versus_tags[@]} - 1)))
   for op in $ops; do

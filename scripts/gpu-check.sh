@@ -151,6 +151,7 @@
 #                             broadcast all_gather alltoall sendrecv reduce")
 #   VERSUS_MINBYTES, VERSUS_MAXBYTES, VERSUS_FACTOR  sizes of every run (default 8, 1G, 4)
 #   VERSUS_WARMUP, VERSUS_ITERS  warm-up and timed iterations (default 5, 20)
+#   VERSUS_CYCLES             nccl-tests cycles over the sizes (-N, default 2); the table takes the last one
 #   VERSUS_ENV                Alloy's settings in every Alloy run, VAR=value separated by spaces (e.g.
 #                             "ALLOY_CHANNELS=18"); NCCL's runs never get them
 #   VERSUS_ALLOY_VARIANTS     more Alloy configurations for A/B runs of one build, ';' separated, each VAR=value

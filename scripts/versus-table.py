@@ -97,6 +97,8 @@ def read_log(path: str) -> tuple[Run, list[str]]:
 
 
 def parse_nccl_tests(path: str) -> Run:
+    """The rows of the run's last cycle (nccl-tests -N: sizes start again from the smallest; the earlier
+    cycles warm the process up), with #wrong summed over every cycle."""
     run, lines = read_log(path)
     if run.state != "complete":
         return run
@@ -113,6 +115,8 @@ def parse_nccl_tests(path: str) -> Run:
             continue  # NCCL's and Alloy's own messages, mpirun's
         # Out of place: time, algbw, busbw, #wrong in columns 5-8; in place in 9-12.
         point = Point(int(cols[0]), number(cols, 5), number(cols, 7))
+        if last is not None and point.size < last.size:
+            run.points.clear()  # a new cycle
         run.add(point)
         wrong = sum(w for w in (number(cols, 8), number(cols, 12)) if w is not None)
         run.wrong += wrong

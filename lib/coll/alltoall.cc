@@ -1,9 +1,11 @@
 // alloyAlltoAll and alloyAlltoAllv: every rank sends one block to every rank, through one launch of
-// the point-to-point engine.
+// the point-to-point engine; small alltoalls inside a host through one step of the direct engine's lines.
+#include "algorithm.h"
 #include "alltoallv_relay.h"
 #include "arguments.h"
 #include "comm.h"
 #include "datatype.h"
+#include "direct_plan.h"
 #include "error.h"
 #include "p2p_plan.h"
 
@@ -42,6 +44,14 @@ extern "C" ALLOY_API alloyResult_t alloyAlltoAll(const void* sendbuff, void* rec
   if (rangesOverlap(sendbuff, totalBytes, recvbuff, totalBytes))
     return fail(alloyInvalidArgument, "%s: sendbuff and recvbuff overlap; alltoall is not in place", fn);
   if (totalBytes == 0) return alloySuccess;
+  // Up to the size where allreduce stops being one-shot, as the all-gather's lines: one step in which every
+  // block goes straight into its peer's line area, with a 656-byte argument block where the point-to-point
+  // kernel's is 736 or 3448 bytes and its blocks wait on rings' counters (the type only picks an
+  // instantiation).
+  if (!comm->topology.spansHosts() && totalBytes <= allreduceOneShotMaxBytes(comm->nranks)) {
+    DirectPlan direct(comm, alloyUint8, alloySum, kOpAlltoAll);
+    if (direct.planAllToAll(sendbuff, recvbuff, blockBytes)) return direct.launch(stream, fn);
+  }
   P2pPlan plan(comm, kOpAlltoAll);
   for (int peer = 0; peer < comm->nranks; ++peer) {
     plan.addSend(peer, static_cast<const char*>(sendbuff) + peer * blockBytes, blockBytes);

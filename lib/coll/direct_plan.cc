@@ -142,6 +142,12 @@ bool DirectPlan::planAllGather(const void* src, void* dst, size_t blockBytes) {
   return fits(blockBytes * args_.comm.nranks) && args_.protocol != kDirectBulk;
 }
 
+bool DirectPlan::planAllToAll(const void* src, void* dst, size_t blockBytes) {
+  const bool fit = planAllGather(src, dst, blockBytes);
+  args_.algorithm = kDirectAllToAll;
+  return fit;
+}
+
 alloyResult_t DirectPlan::launch(cudaStream_t stream, const char* function) {
   DeviceGuard guard(comm_->cudaDevice);
   return comm_->launchOrder->enqueue(stream, function, [&](bool) {

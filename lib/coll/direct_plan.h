@@ -66,6 +66,9 @@ class DirectPlan {
   // All-gather of blocks of blockBytes into dst; only as lines (the rings' all-gather is faster than the
   // bulk protocol: docs/benchmarks.md).
   bool planAllGather(const void* src, void* dst, size_t blockBytes);
+  // Alltoall of blocks of blockBytes (block p of src to rank p, rank q's block for this rank to block q of
+  // dst); only as lines, as the all-gather.
+  bool planAllToAll(const void* src, void* dst, size_t blockBytes);
   // Enqueues the plan on stream, after the communicator's previous launch.
   alloyResult_t launch(cudaStream_t stream, const char* function);
 

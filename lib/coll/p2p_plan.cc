@@ -53,16 +53,20 @@ alloyResult_t launchCopies(const P2pLaunch& launch, cudaStream_t stream) {
 
 }  // namespace
 
-P2pPlan::P2pPlan(alloyComm_t comm, Operation operation) : comm_(comm), sends_(comm->nranks), recvs_(comm->nranks) {
+P2pPlan::P2pPlan(alloyComm_t comm, Operation operation) : comm_(comm) {
   args_.comm = operationDeviceComm(comm, operation);
   args_.numTasks = 0;
 }
 
+// The tables by peer are sized at their first use: a broadcast makes three plans per call and often
+// fills one (session 12's profile: allocations were a tenth of a small broadcast's host time).
 void P2pPlan::addSend(int peer, const void* buffer, size_t bytes) {
+  sends_.resize(comm_->nranks);
   sends_[peer].push_back(P2pSegment{static_cast<const char*>(buffer), nullptr, bytes});
 }
 
 void P2pPlan::addRecv(int peer, void* buffer, size_t bytes) {
+  recvs_.resize(comm_->nranks);
   recvs_[peer].push_back(P2pSegment{nullptr, static_cast<char*>(buffer), bytes});
 }
 
@@ -92,6 +96,8 @@ alloyResult_t P2pPlan::appendForward(const Forward& f, const char* function) {
 alloyResult_t P2pPlan::prepare(const char* function) {
   const int me = comm_->rank;
   args_.numTasks = 0;
+  sends_.resize(comm_->nranks);
+  recvs_.resize(comm_->nranks);
   // Sends to oneself become local copies, matched in order with receives from oneself.
   const std::vector<P2pSegment>& selfSends = sends_[me];
   const std::vector<P2pSegment>& selfRecvs = recvs_[me];

@@ -42,8 +42,8 @@ class P2pPlan {
   alloyResult_t appendForward(const Forward& f, const char* function);
 
   alloyComm_t comm_;
-  std::vector<std::vector<P2pSegment>> sends_;  // by peer
-  std::vector<std::vector<P2pSegment>> recvs_;  // by peer
+  std::vector<std::vector<P2pSegment>> sends_;  // by peer, sized at the first send or at prepare()
+  std::vector<std::vector<P2pSegment>> recvs_;  // by peer, likewise
   std::vector<Forward> forwards_;
   bool prepared_ = false;
   P2pLaunch args_;                 // tasks name the ranks of this host by their local index

@@ -145,7 +145,7 @@ __device__ bool byPartsBulk(const DirectLaunch& a, int generation, uint64_t epoc
 struct BulkProtocol {
   template <typename T, int Op>
   __device__ static bool run(const DirectLaunch& a, int generation, uint64_t epoch) {
-    // All-gathers take lines only (DirectPlan::planAllGather): bulk all-gathers stay on the rings.
+    // All-gathers and alltoalls take lines only (DirectPlan::planAllGather, planAllToAll).
     return a.algorithm == kDirectOneShot ? oneShotBulk<T, Op>(a, generation, epoch)
                                          : byPartsBulk<T, Op>(a, generation, epoch);
   }

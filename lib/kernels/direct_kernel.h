@@ -45,6 +45,9 @@ enum DirectAlgorithm : int {
   // p (the root's input among the rest) into its slot in the root's result area, and the root copies the
   // reduced parts into place. Every rank sends, and the root receives, the buffer's bytes once.
   kDirectReduce = 4,
+  // Block p of every rank's buffer (part 0's bytes each) to rank p, which copies it into its place
+  // (alloyAlltoAll): the all-gather with a block per peer. Lines only.
+  kDirectAllToAll = 5,
 };
 
 // How the data of a launch travels (all ranks choose alike: DirectPlan).

@@ -73,18 +73,23 @@ __device__ bool byPartsLines(const DirectLaunch& a, int generation, uint64_t epo
   return true;
 }
 
-// Every rank's block to every peer, then each block copied into its place of dst (in place: this rank's
-// own block is already there).
+// All-gather: this rank's block to every peer; alltoall: block p of the source to peer p. Then each peer's
+// block copied into its place of dst, and this rank's own (all-gather in place: already there).
 template <typename P>
-__device__ bool allGatherLines(const DirectLaunch& a, int generation, uint64_t epoch) {
+__device__ bool blockExchangeLines(const DirectLaunch& a, int generation, uint64_t epoch) {
   const DeviceComm& c = a.comm;
   const int me = c.rank, n = c.nranks;
   const size_t block = a.partBytes[0];
+  const size_t sourceStride = a.algorithm == kDirectAllToAll ? block : 0;  // between the blocks for each peer
   const Share s = shareOf(block, blockIdx.x, P::kUnit);
   if (s.bytes == 0) return true;
-  const char* src = a.src + s.first;
+  for (int j = 0; j < n - 1; ++j) {
+    const int p = peerInTurn(c, j);
+    P::send(linesOf<P>(a, p, generation, kInputs, me, s.first), a.src + p * sourceStride + s.first, s.bytes,
+            2 * epoch);
+  }
+  const char* src = a.src + me * sourceStride + s.first;
   char* own = a.dst + me * block + s.first;
-  sendLinesToPeers<P>(a, generation, src, s.first, s.bytes, 2 * epoch);
   if (own != src) blockCopy(own, src, s.bytes);
   for (int j = 0; j < n - 1; ++j) {
     const int q = sourceInTurn(c, j);
@@ -100,7 +105,8 @@ struct LinesProtocol {
   template <typename T, int Op>
   __device__ static bool run(const DirectLaunch& a, int generation, uint64_t epoch) {
     return a.algorithm == kDirectOneShot     ? oneShotLines<P, T, Op>(a, generation, epoch)
-           : a.algorithm == kDirectAllGather ? allGatherLines<P>(a, generation, epoch)
+           : a.algorithm == kDirectAllGather || a.algorithm == kDirectAllToAll
+               ? blockExchangeLines<P>(a, generation, epoch)
                                              : byPartsLines<P, T, Op>(a, generation, epoch);
   }
 };

@@ -11,37 +11,47 @@ constexpr int kThreads = 512;
 
 // The chunks channel ch carries for one task, with the task's segments resolved. Low-latency chunks
 // are at most kLlChunkBytes, bulk chunks at most a slot.
+// A task as the kernel sees it: the communicator, the task, and the launch's segments (in its argument block,
+// whichever table size it came in).
+struct TaskView {
+  const DeviceComm& comm;
+  const P2pTask& task;
+  const P2pSegment* segments;
+};
+
 template <typename Visit>
-__device__ bool forEachTaskChunk(const P2pLaunch& args, const P2pTask& task, int ch, uint64_t sequence,
-                                 uint64_t* end, Visit visit) {
-  const P2pSegment* segments = args.segments + task.firstSegment;
-  const size_t maxChunk = task.lowLatency ? kLlChunkBytes : args.comm.slotBytes;
+__device__ bool forEachTaskChunk(const TaskView& v, int ch, uint64_t sequence, uint64_t* end, Visit visit) {
+  const P2pTask& task = v.task;
+  const P2pSegment* segments = v.segments + task.firstSegment;
+  const size_t maxChunk = task.lowLatency ? kLlChunkBytes : v.comm.slotBytes;
   return forEachChunk(
-      task.numSegments, [&](int s) { return segments[s].bytes; }, args.comm.channels, maxChunk, ch,
+      task.numSegments, [&](int s) { return segments[s].bytes; }, v.comm.channels, maxChunk, ch,
       sequence, end,
       [&](int s, size_t offset, size_t length, uint64_t seq) { return visit(segments[s], offset, length, seq); });
 }
 
-__device__ void runSend(const P2pLaunch& args, const P2pTask& task, int ch) {
-  const DeviceComm& c = args.comm;
+__device__ void runSend(const TaskView& v, int ch) {
+  const P2pTask& task = v.task;
+  const DeviceComm& c = v.comm;
   uint64_t* counter = c.signals[c.rank] + SignalLayout::sent(task.peer, ch);
   uint64_t end = 0;
-  const bool done = forEachTaskChunk(args, task, ch, *counter, &end,
+  const bool done = forEachTaskChunk(v, ch, *counter, &end,
       [&](const P2pSegment& seg, size_t offset, size_t length, uint64_t seq) {
         return ringSendChunk(c, task.peer, ch, seq, seg.src + offset, length, task.lowLatency);
       });
   if (done) blockStoreCounter(counter, end);
 }
 
-__device__ void runRecv(const P2pLaunch& args, const P2pTask& task, int ch) {
-  const DeviceComm& c = args.comm;
+__device__ void runRecv(const TaskView& v, int ch) {
+  const P2pTask& task = v.task;
+  const DeviceComm& c = v.comm;
   uint64_t* mine = c.signals[c.rank];
   uint64_t* counter = mine + SignalLayout::recvd(task.peer, ch);
   const uint64_t* posted = mine + SignalLayout::posted(task.peer, ch);
   uint64_t* consumed = c.signals[task.peer] + SignalLayout::consumed(c.rank, ch);
   char* workspace = c.workspace[c.rank];
   uint64_t end = 0;
-  const bool done = forEachTaskChunk(args, task, ch, *counter, &end,
+  const bool done = forEachTaskChunk(v, ch, *counter, &end,
       [&](const P2pSegment& seg, size_t offset, size_t length, uint64_t seq) {
         const int slot = static_cast<int>(seq % c.slots);
         if (task.lowLatency) {
@@ -60,8 +70,9 @@ __device__ void runRecv(const P2pLaunch& args, const P2pTask& task, int ch) {
 // Per chunk: the source's chunk is posted and every target's slot is free; the block reads the chunk once
 // and writes it to dst and into every target's ring; then it publishes the chunk to every target and
 // hands the source's slot back. Only the bulk protocol (the plan forwards nothing smaller).
-__device__ void runForward(const P2pLaunch& args, const P2pTask& task, int ch) {
-  const DeviceComm& c = args.comm;
+__device__ void runForward(const TaskView& v, int ch) {
+  const P2pTask& task = v.task;
+  const DeviceComm& c = v.comm;
   uint64_t* mine = c.signals[c.rank];
   __shared__ uint64_t sendStart[kMaxLocalRanks];
   __shared__ uint64_t recvStart;
@@ -72,7 +83,7 @@ __device__ void runForward(const P2pLaunch& args, const P2pTask& task, int ch) {
   const uint64_t* posted = mine + SignalLayout::posted(task.peer, ch);
   uint64_t* consumed = c.signals[task.peer] + SignalLayout::consumed(c.rank, ch);
   uint64_t end = 0;
-  const bool done = forEachTaskChunk(args, task, ch, recvStart, &end,
+  const bool done = forEachTaskChunk(v, ch, recvStart, &end,
       [&](const P2pSegment& seg, size_t offset, size_t length, uint64_t seq) {
         const uint64_t k = seq - recvStart;
         // Thread 0 waits for the chunk and for every target's slot; the barrier tells the block.
@@ -113,37 +124,64 @@ __device__ void runForward(const P2pLaunch& args, const P2pTask& task, int ch) {
   if (threadIdx.x == 0) mine[SignalLayout::recvd(task.peer, ch)] = end;
 }
 
-__device__ void runCopy(const P2pLaunch& args, const P2pTask& task, int ch) {
+__device__ void runCopy(const TaskView& v, int ch) {
   uint64_t unused = 0;
-  forEachTaskChunk(args, task, ch, 0, &unused,
+  forEachTaskChunk(v, ch, 0, &unused,
       [&](const P2pSegment& seg, size_t offset, size_t length, uint64_t) {
         blockCopy(seg.dst + offset, seg.src + offset, length);
         return true;
       });
 }
 
-__global__ void __launch_bounds__(kThreads) p2pKernel(const __grid_constant__ P2pLaunch args) {
+// One instantiation per table size (two): __grid_constant__ keeps the block in parameter space, which the
+// views point into.
+template <typename Table>
+__global__ void __launch_bounds__(kThreads) p2pKernel(const __grid_constant__ Table args) {
   if (blockSeesAbort(args.comm) || blockSeesSkip(args.comm)) return;
   const int ch = blockIdx.x % args.comm.channels;
-  const P2pTask& task = args.tasks[blockIdx.x / args.comm.channels];
-  switch (task.kind) {
-    case kP2pSend: runSend(args, task, ch); break;
-    case kP2pRecv: runRecv(args, task, ch); break;
-    case kP2pForward: runForward(args, task, ch); break;
-    default: runCopy(args, task, ch); break;
+  const TaskView v{args.comm, args.tasks[blockIdx.x / args.comm.channels], args.segments};
+  switch (v.task.kind) {
+    case kP2pSend: runSend(v, ch); break;
+    case kP2pRecv: runRecv(v, ch); break;
+    case kP2pForward: runForward(v, ch); break;
+    default: runCopy(v, ch); break;
   }
+}
+
+// The launch in the small table where its tasks and segments fit (segments are numbered in task order,
+// so the last task's end is their count).
+bool fitsSmall(const P2pLaunch& launch) {
+  if (launch.numTasks > kSmallP2pTasks) return false;
+  const P2pTask& last = launch.tasks[launch.numTasks - 1];
+  return last.firstSegment + last.numSegments <= kSmallP2pSegments;
 }
 
 }  // namespace
 
 cudaError_t launchP2p(const P2pLaunch& launch, cudaStream_t stream) {
   if (launch.numTasks == 0) return cudaSuccess;
-  p2pKernel<<<launch.numTasks * launch.comm.channels, kThreads, 0, stream>>>(launch);
+  const unsigned blocks = launch.numTasks * launch.comm.channels;
+  if (fitsSmall(launch)) {
+    P2pLaunchSmall small;
+    small.comm = launch.comm;
+    small.numTasks = launch.numTasks;
+    for (int t = 0; t < launch.numTasks; ++t) small.tasks[t] = launch.tasks[t];
+    const P2pTask& last = launch.tasks[launch.numTasks - 1];
+    for (int s = 0; s < last.firstSegment + last.numSegments; ++s) small.segments[s] = launch.segments[s];
+    p2pKernel<P2pLaunchSmall><<<blocks, kThreads, 0, stream>>>(small);
+  } else {
+    p2pKernel<P2pLaunch><<<blocks, kThreads, 0, stream>>>(launch);
+  }
   return cudaGetLastError();
 }
 
 cudaError_t p2pKernelBlocksPerSm(int* blocks) {
-  return cudaOccupancyMaxActiveBlocksPerMultiprocessor(blocks, p2pKernel, kThreads, 0);
+  int full = 0, small = 0;
+  cudaError_t err = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&full, p2pKernel<P2pLaunch>, kThreads, 0);
+  if (err == cudaSuccess)
+    err = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&small, p2pKernel<P2pLaunchSmall>, kThreads, 0);
+  *blocks = full < small ? full : small;
+  return err;
 }
 
 }  // namespace alloy

@@ -31,20 +31,34 @@ struct P2pTask {
 constexpr int kMaxP2pTasks = 2 * kMaxLocalRanks + 1;
 constexpr int kMaxP2pSegments = 96;
 
-struct P2pLaunch {
+// A launch's task table, as the kernel's argument block. The driver copies the whole block into its
+// command buffer at every launch, at a few GB/s (write-combined memory): the full table's 3.5 KB cost
+// about 1 us of host time per launch (session 12's profile of an 8-byte broadcast), so launches whose
+// tasks and segments fit the small table go with it (0.7 KB), the rest with the full one.
+template <int Tasks, int Segments>
+struct P2pTable {
   DeviceComm comm;
   int numTasks;
-  P2pTask tasks[kMaxP2pTasks];
-  P2pSegment segments[kMaxP2pSegments];
+  P2pTask tasks[Tasks];
+  P2pSegment segments[Segments];
 };
+
+// What the plans build: every launch fits it.
+using P2pLaunch = P2pTable<kMaxP2pTasks, kMaxP2pSegments>;
+// Alltoall's tasks at 4 ranks (a copy, 3 sends, 3 receives), any send/recv ring, a broadcast at 8.
+constexpr int kSmallP2pTasks = 8;
+constexpr int kSmallP2pSegments = 8;
+using P2pLaunchSmall = P2pTable<kSmallP2pTasks, kSmallP2pSegments>;
 
 // Kernel arguments stay within the classic 4 KB limit.
 static_assert(sizeof(P2pLaunch) <= 4096, "P2pLaunch must fit in kernel parameter space");
 
-// Enqueues the kernel on stream: numTasks * comm.channels blocks.
+// Enqueues the kernel on stream: numTasks * comm.channels blocks, with the small table where the tasks
+// and their segments fit it.
 cudaError_t launchP2p(const P2pLaunch& launch, cudaStream_t stream);
 
-// How many of the kernel's blocks one SM of the current device holds at once.
+// How many of the kernel's blocks one SM of the current device holds at once (the fewer of its two
+// variants').
 cudaError_t p2pKernelBlocksPerSm(int* blocks);
 
 }  // namespace alloy

@@ -2,9 +2,11 @@
 // operations back to back on one stream.
 #include <algorithm>
 #include <cstring>
+#include <memory>
 #include <string>
 #include <vector>
 
+#include "algorithm.h"
 #include "gpu_test_util.h"
 
 namespace alloytest {
@@ -54,6 +56,22 @@ TEST_F(AlltoAll, ProtocolBoundarySizes) {
   for (size_t boundary : {e.llChunkBytes, e.llMaxBytes, e.slotBytes}) {
     if (boundary == 0) continue;
     for (size_t bytes : {boundary - 1, boundary + 1}) alltoallRoundTrip(bytes, alloyUint8, ++tag, 1, 3);
+  }
+}
+
+// Inside a host, alltoalls up to allreduce's one-shot limit (and what the lines carry) go through the
+// direct engine's lines, larger ones and those with ALLOY_DIRECT_MAX_BYTES=0 over the rings: blocks of a
+// few bytes, odd ones at odd offsets, and either side of the limit, on both engines.
+TEST_F(AlltoAll, SmallSizesOnBothEngines) {
+  const size_t limit = std::min(alloy::allreduceOneShotMaxBytes(nranks), alloy::directLowLatencyMaxBytes());
+  const size_t perPeer = limit / static_cast<size_t>(nranks);
+  uint64_t tag = 0x500;
+  for (bool rings : {false, true}) {
+    SCOPED_TRACE(rings ? "over the rings" : "direct engine where it fits");
+    std::unique_ptr<ScopedEnv> force;
+    if (rings) force = std::make_unique<ScopedEnv>("ALLOY_DIRECT_MAX_BYTES", 0);
+    for (size_t bytes : {size_t{1}, size_t{8}, size_t{13}, size_t{4096}, perPeer - 1, perPeer, perPeer + 1})
+      alltoallRoundTrip(bytes, alloyUint8, ++tag, 1, 3);
   }
 }
 

@@ -222,7 +222,8 @@ mode_versus() {
   # slow (session 12: send/recv's 8 B and 32 B rows at 10.1-10.5 us in a run whose later rows took 7.5-7.9,
   # after nccl-tests' own warm-up of every size).
   local sizes=(-b "${VERSUS_MINBYTES:-8}" -e "${VERSUS_MAXBYTES:-1G}" -f "${VERSUS_FACTOR:-4}"
-               -w "${VERSUS_WARMUP:-5}" -n "${VERSUS_ITERS:-20}" -N "${VERSUS_CYCLES:-2}")
+               -w "${VERSUS_WARMUP:-5}" -n "${VERSUS_ITERS:-20}")
+  local cycles=(-N "${VERSUS_CYCLES:-2}")  # nccl-tests only: alloy-perf has no such option
   # The nccl-tests runs keep time for the alltoallv and graph runs of every configuration after them.
   versus_reserve=$((20 + 40 * (${#versus_tags[@]} - 1)))
   for op in $ops; do
@@ -231,7 +232,7 @@ mode_versus() {
       versus_x "$i"
       versus_run "versus-$op-${versus_tags[$i]}-np$NGPU" "$cap" "${x_args[@]}" \
         -x LD_LIBRARY_PATH="${versus_dirs[$i]}${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" \
-        "$tests_dir/${op}_perf" "${sizes[@]}" -c 1
+        "$tests_dir/${op}_perf" "${sizes[@]}" "${cycles[@]}" -c 1
     done
   done
   versus_reserve=0
@@ -276,7 +277,7 @@ mode_versus() {
     echo "NCCL:  $nccl_lib; nccl-tests load $nccl_load"
     echo "Alloy: $alloy_dir/libnccl.so.2 (nccl.h of $include); nccl-tests load $alloy_load"
     echo "build: $build_status; nccl-tests (against NCCL, in $tests_dir): $tests_status"
-    echo "runs: nccl-tests ${sizes[*]} -c 1; alloy-perf -o alltoallv ${sizes[*]} --compare nccl;" \
+    echo "runs: nccl-tests ${sizes[*]} ${cycles[*]} -c 1; alloy-perf -o alltoallv ${sizes[*]} --compare nccl;" \
       "graph_allreduce_time.py"
     for row in "${versus_rows[@]}"; do echo "$row"; done
     for row in "${versus_prof_lines[@]}"; do echo "profile: $row"; done

@@ -11,7 +11,8 @@
 #      library alone, and on host buffers with the layer preloaded (which passes them on after its
 #      per-call vote: what the vote costs a host call on a machine with GPUs);
 #   3. alloy-perf --blocking --compare nccl for the same collective and bytes: Alloy's own call and NCCL's,
-#      each followed by a stream synchronisation, as OSU times a blocking MPI call (OSU's alltoallv moves
+#      each followed by a stream synchronisation and a barrier outside the clock, the ranks' average, as
+#      OSU times a blocking MPI call (since session 13; OSU's alltoallv moves
 #      equal blocks, so alloy-perf's alltoall stands beside it);
 # then scripts/osu-table.py: a table per collective and the layer's cost over Alloy's own call at sizes up
 # to OSU_COST_MAXBYTES, against issue #37's bound of 3 us.

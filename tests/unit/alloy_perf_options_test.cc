@@ -101,6 +101,9 @@ TEST(AlloyPerfOptions, BlockingIsOffUnlessAskedAndExcludesGraphsAndOverlap) {
   EXPECT_TRUE(p.opts.blocking);
   expectRefused({"--blocking", "-G"}, "--blocking", "not with -G or -O");
   expectRefused({"-O", "--blocking"}, "--blocking", "not with -G or -O");
+  // Blocking rows are timed as OSU times them, so the table and the JSON name OSU's average.
+  EXPECT_STREQ(timeAcrossRanks(parse({}).opts), "max over ranks");
+  EXPECT_STREQ(timeAcrossRanks(p.opts), "the ranks' average (OSU's)");
 }
 
 TEST(AlloyPerfOptions, RelayIsOffUnlessAsked) {

@@ -34,8 +34,9 @@ const char kUsage[] =
     "      --seed N            seed of the check data (default 1)\n"
     "      --relay             alltoallv passes Alloy a relaybuff as large as its send buffer: between hosts\n"
     "                          that each hold several ranks, blocks then travel along the rails\n"
-    "      --blocking          time each call as a blocking MPI call is timed (the OSU benchmarks): the\n"
-    "                          call, then cudaStreamSynchronize, host time per call averaged over -n;\n"
+    "      --blocking          time each call as OSU 5.7 times a blocking MPI collective: the call, then\n"
+    "                          cudaStreamSynchronize, on the host's clock, an MPI_Barrier after each call\n"
+    "                          outside the clock; each rank's average over -n, then the ranks' average;\n"
     "                          not with -G or -O\n"
     "  -O, --overlap [MS]      overlap mode (default MS 20): each row is also run beside a compute load, a\n"
     "                          series of --overlap_kernels launches of one FMA kernel (one full wave of\n"
@@ -162,6 +163,10 @@ bool inRange(int v, int lo, int hi) { return v >= lo && v <= hi; }
 }  // namespace
 
 const char* redopName(alloyRedOp_t op) { return kRedopNames[op]; }
+
+const char* timeAcrossRanks(const Options& opts) {
+  return opts.blocking ? "the ranks' average (OSU's)" : "max over ranks";
+}
 
 ParseResult parseArguments(int argc, char** argv, Options* opts, std::string* error) {
   Parser p{argc, argv, 1};

@@ -54,6 +54,10 @@ std::vector<size_t> sweepSizes(const Options& opts);
 
 const char* redopName(alloyRedOp_t op);
 
+// How a row's time is taken across ranks: the slowest rank's (nccl-tests), or with --blocking the ranks'
+// average (OSU's), in words for the table and the JSON file.
+const char* timeAcrossRanks(const Options& opts);
+
 }  // namespace alloyperf
 
 #endif  // ALLOY_PERF_OPTIONS_H_

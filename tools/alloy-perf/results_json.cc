@@ -1,6 +1,7 @@
 #include "results_json.h"
 
 #include <cstdio>
+#include <string>
 
 #include "datatypes.h"
 #include "fatal.h"
@@ -115,7 +116,7 @@ void writeResultsJson(const std::string& path, const RunInfo& info, const Option
   w.key(info.ncclLoaded ? "library" : "reason").value(info.ncclDescription);
   w.key("version").value(info.ncclVersion);
   w.endObject();
-  w.key("time").value("per iteration in microseconds, max over ranks");
+  w.key("time").value(std::string("per iteration in microseconds, ") + timeAcrossRanks(opts));
   w.key("alltoallv_counts").value("sendcount[s->d] = floor(2 * base * (1 + (s + d) mod n) / (n + 1))");
   w.key("options");
   writeOptions(w, opts);

@@ -63,7 +63,7 @@ void Table::printRunInfo(const RunInfo& info, const Options& opts) {
   if (info.ncclRequested)
     fprintf(out_, "# nccl: %s%s\n", info.ncclLoaded ? "" : "cannot be loaded, continuing without it: ",
             info.ncclDescription.c_str());
-  fprintf(out_, "# time: per iteration, max over ranks; ratio = alloy busbw / nccl busbw\n");
+  fprintf(out_, "# time: per iteration, %s; ratio = alloy busbw / nccl busbw\n", timeAcrossRanks(opts));
 }
 
 void Table::printHeader(Coll coll) {

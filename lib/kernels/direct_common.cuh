@@ -11,6 +11,7 @@
 #include "block_sync.cuh"
 #include "direct_kernel.h"
 #include "direct_protocols.h"
+#include "kernel_trace.cuh"
 #include "sync_primitives.cuh"
 #include "type_dispatch.cuh"
 
@@ -100,12 +101,16 @@ __device__ void runCounted(const DirectLaunch& a) {
   if (threadIdx.x == 0) start = *epochWord;
   __syncthreads();
   const uint64_t epoch = start;
-  if (Protocol::template run<T, Op>(a, static_cast<int>(epoch & 1), epoch)) blockStoreCounter(epochWord, epoch + 1);
+  traceStamp(kTraceLoaded);
+  if (!Protocol::template run<T, Op>(a, static_cast<int>(epoch & 1), epoch)) return;
+  blockStoreCounter(epochWord, epoch + 1);
+  traceFinish(a, epoch);
 }
 
 // One instantiation per protocol and datatype; the operator is a switch per block, outside every loop.
 template <typename Protocol, typename T>
 __global__ void __launch_bounds__(kThreads) directKernel(const __grid_constant__ DirectLaunch args) {
+  traceStart();
   if (blockSeesAbort(args.comm) || blockSeesSkip(args.comm)) return;
   switch (args.op) {
     case alloySum: runCounted<Protocol, T, alloySum>(args); break;

@@ -19,7 +19,13 @@ const direct::DirectKernels& kernelsFor(int protocol, alloyDataType_t type) {
 }  // namespace
 
 cudaError_t launchDirect(const DirectLaunch& launch, alloyDataType_t type, cudaStream_t stream) {
+#if ALLOY_KERNEL_TRACE
+  DirectLaunch traced = launch;
+  traced.trace = kernelTraceRing();
+  return kernelsFor(launch.protocol, type).launch(traced, type, stream);
+#else
   return kernelsFor(launch.protocol, type).launch(launch, type, stream);
+#endif
 }
 
 cudaError_t directKernelBlocksPerSm(int* blocks) {

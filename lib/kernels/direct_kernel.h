@@ -28,6 +28,7 @@
 
 #include "alloy.h"
 #include "device_comm.h"
+#include "kernel_trace.h"
 
 namespace alloy {
 
@@ -75,6 +76,9 @@ struct DirectLaunch {
   size_t windowBytes;
   int windows;
   int root;  // reduce: the rank that receives the result
+#if ALLOY_KERNEL_TRACE
+  KernelTraceRecord* trace;  // where block 0 records the launch (kernel_trace.h); nullptr: untraced
+#endif
 };
 
 // Flags of the bulk steps grow by one per step within an operation and by 2^kDirectStepBits per operation

@@ -26,6 +26,7 @@ __device__ bool oneShotLines(const DirectLaunch& a, int generation, uint64_t epo
   const Share s = shareOf(a.partBytes[0], blockIdx.x, P::kUnit);
   if (s.bytes == 0) return true;
   sendLinesToPeers<P>(a, generation, a.src + s.first, s.first, s.bytes, 2 * epoch);
+  traceStamp(kTraceSent);
   // In place, the reduction overwrites src: every warp must have sent its lines first (a Lines type may
   // split a share among warps differently for sending and reducing; the 128-byte lines did, and on
   // 2 x H100 an in-place one-shot sent peers some already reduced bytes).
@@ -34,7 +35,9 @@ __device__ bool oneShotLines(const DirectLaunch& a, int generation, uint64_t epo
   for (int q = 0; q < a.comm.nranks; ++q) lines[q] = linesOf<P>(a, me, generation, kInputs, q, s.first);
   // No dst: a small reduce's rank other than the root, which reduces only to wait for every peer.
   char* dst = a.dst != nullptr ? a.dst + s.first : nullptr;
-  return P::template reduce<T, Op>(a.comm, lines, 2 * epoch, a.src + s.first, dst, s.bytes, nullptr, 0, 0);
+  const bool done = P::template reduce<T, Op>(a.comm, lines, 2 * epoch, a.src + s.first, dst, s.bytes, nullptr, 0, 0);
+  traceStamp(kTraceReceived);
+  return done;
 }
 
 // Two-shot and reduce-scatter over lines: step 1's lines are reduced straight from the peers' lines,
@@ -50,6 +53,7 @@ __device__ bool byPartsLines(const DirectLaunch& a, int generation, uint64_t epo
     const Share s = shareOf(a.partBytes[p], blockIdx.x, P::kUnit);
     P::send(linesOf<P>(a, p, generation, kInputs, me, s.first), a.src + a.partFirst[p] + s.first, s.bytes, sent);
   }
+  traceStamp(kTraceSent);
   const Share s = shareOf(a.partBytes[me], blockIdx.x, P::kUnit);
   typename P::Word* lines[kMaxLocalRanks];
   typename P::Word* forward[kMaxLocalRanks];
@@ -62,6 +66,7 @@ __device__ bool byPartsLines(const DirectLaunch& a, int generation, uint64_t epo
   if (!P::template reduce<T, Op>(c, lines, sent, a.src + a.partFirst[me] + s.first, mine, s.bytes, forward, count,
                                  reduced))
     return false;
+  traceStamp(kTraceReceived);
   if (!twoShot) return true;
   for (int j = 0; j < n - 1; ++j) {
     const int q = sourceInTurn(c, j);
@@ -70,6 +75,7 @@ __device__ bool byPartsLines(const DirectLaunch& a, int generation, uint64_t epo
                  reduced))
       return false;
   }
+  traceStamp(kTraceReceived);  // two-shot: the peers' results in as well
   return true;
 }
 
@@ -88,6 +94,7 @@ __device__ bool blockExchangeLines(const DirectLaunch& a, int generation, uint64
     P::send(linesOf<P>(a, p, generation, kInputs, me, s.first), a.src + p * sourceStride + s.first, s.bytes,
             2 * epoch);
   }
+  traceStamp(kTraceSent);
   const char* src = a.src + me * sourceStride + s.first;
   char* own = a.dst + me * block + s.first;
   if (own != src) blockCopy(own, src, s.bytes);
@@ -97,6 +104,7 @@ __device__ bool blockExchangeLines(const DirectLaunch& a, int generation, uint64
                  2 * epoch))
       return false;
   }
+  traceStamp(kTraceReceived);
   return true;
 }
 

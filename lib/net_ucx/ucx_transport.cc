@@ -110,6 +110,7 @@ class UcxTransport : public Transport {
   bool anyInFlight() const;
   void drain();
   void closeEndpoints();
+  void flushWorker(ucp_worker_h worker);
 
   UcxOptions options_;
   ucp_context_h context_;
@@ -464,11 +465,32 @@ void UcxTransport::closeEndpoints() {
   }
 }
 
+// Lets the messages a worker still has queued on its endpoints go out, within the drain's bound. Besides
+// this rank's endpoints (closed by now) a worker holds the ones UCX made for peers that connected to it,
+// and UCX 1.13 aborts the process in ucp_worker_destroy when one of those still has its wireup reply
+// queued ("Assertion ... got REP message" in ucp_request_send_state_ff): a peer that connected just before
+// the teardown. CI hit it in net_channel_inbound_tcp_np2 with the CPUs busy; the same run with 3 spinning
+// processes beside it did it in 2 of 40 runs before this flush.
+void UcxTransport::flushWorker(ucp_worker_h worker) {
+  ucp_request_param_t params = {};
+  const ucs_status_ptr_t request = ucp_worker_flush_nbx(worker, &params);
+  if (!UCS_PTR_IS_PTR(request)) return;  // done at once, or failed: nothing queued to wait for
+  const auto deadline = std::chrono::steady_clock::now() + kDrainTimeout;
+  while (ucp_request_check_status(request) == UCS_INPROGRESS && std::chrono::steady_clock::now() < deadline)
+    progressAll();
+  if (ucp_request_check_status(request) == UCS_INPROGRESS)
+    logWarn("net: a UCX worker still had messages queued after %lld s; destroying it anyway",
+            static_cast<long long>(kDrainTimeout.count()));
+  ucp_request_free(request);
+}
+
 UcxTransport::~UcxTransport() {
   drain();
   // UCX's order: keys before the endpoints they were unpacked on; memory before the context.
   for (const auto& key : keys_) ucp_rkey_destroy(key->rkey);
   closeEndpoints();
+  flushWorker(worker_);
+  if (inbound_ != worker_) flushWorker(inbound_);
   for (const auto& reg : registrations_) ucp_mem_unmap(context_, reg->memh);
   ucp_worker_destroy(worker_);
   if (inbound_ != worker_) ucp_worker_destroy(inbound_);

@@ -1,12 +1,13 @@
 # ctest "build-options": configures Alloy with both inter-node dependencies switched off and builds the
 # library, so the "absent" probes keep compiling and the library keeps linking without libibverbs and
-# UCX. Run with cmake -DSOURCE_DIR= -DWORK_DIR= -DGENERATOR= -DCUDA_COMPILER= -DCUDA_ARCHITECTURES=
+# UCX; the same build has the kernel trace on (-DALLOY_KERNEL_TRACE=ON, host-cost --trace), so that the
+# measuring build keeps compiling without a second build of the kernels. Run with cmake -DSOURCE_DIR= -DWORK_DIR= -DGENERATOR= -DCUDA_COMPILER= -DCUDA_ARCHITECTURES=
 # -DOBJDUMP= -P build_options.cmake
 file(REMOVE_RECURSE ${WORK_DIR})
 execute_process(
   COMMAND ${CMAKE_COMMAND} -S ${SOURCE_DIR} -B ${WORK_DIR} -G ${GENERATOR} -DCMAKE_BUILD_TYPE=Release
           -DCMAKE_CUDA_COMPILER=${CUDA_COMPILER} -DCMAKE_CUDA_ARCHITECTURES=${CUDA_ARCHITECTURES} -DALLOY_BUILD_TESTS=OFF -DALLOY_BUILD_TOOLS=OFF
-          -DALLOY_WITH_VERBS=OFF -DALLOY_WITH_UCX=OFF
+          -DALLOY_WITH_VERBS=OFF -DALLOY_WITH_UCX=OFF -DALLOY_KERNEL_TRACE=ON
   OUTPUT_VARIABLE configureOutput ERROR_VARIABLE configureOutput RESULT_VARIABLE rc)
 message("${configureOutput}")
 if(NOT rc EQUAL 0)
@@ -33,5 +34,5 @@ endif()
 if(headers MATCHES "NEEDED +(libibverbs|libucp|libuct|libucs)[^\n]*")
   message(FATAL_ERROR "liballoy built without verbs and UCX still needs ${CMAKE_MATCH_0}")
 endif()
-message("build-options: liballoy built and linked without libibverbs and UCX")
+message("build-options: liballoy built and linked without libibverbs and UCX, with the kernel trace")
 file(REMOVE_RECURSE ${WORK_DIR})

@@ -17,6 +17,9 @@
 // With --profile ROW CALLS FILE, no tables: every rank makes CALLS calls of the row named ROW (a name of
 // either table) back to back while rank 0 samples its own thread every 20 us (pc_sampler.h) and writes the
 // samples to FILE; tools/host-profile/fold-profile.sh turns them into time per module and function.
+// With --trace ROW, no tables: every rank makes the row's calls back to back behind a hold (as "GPU alone"
+// does), and prints the direct engine's launches split into phases from the kernel trace (a build
+// configured with -DALLOY_KERNEL_TRACE=ON; trace_phases.h), one line per rank.
 #include <alloy.h>
 #include <cuda.h>
 #include <cudaTypedefs.h>
@@ -32,7 +35,9 @@
 #include <vector>
 
 #include "mpi_gpu_tool.h"
+#include "kernel_trace.h"
 #include "pc_sampler.h"
+#include "trace_phases.h"
 
 #define ALLOY_CHECK(call) TOOL_CHECK(call, alloySuccess, alloyGetErrorString)
 
@@ -152,14 +157,19 @@ Timing timeCalls(cudaStream_t stream, const std::function<void()>& call, unsigne
   return slowest;
 }
 
+// The row named `name` in any of the tables, or nullptr.
+const Row* findRow(const std::vector<const std::vector<Row>*>& tables, const char* name) {
+  for (const std::vector<Row>* table : tables)
+    for (const Row& candidate : *table)
+      if (std::strcmp(candidate.name, name) == 0) return &candidate;
+  return nullptr;
+}
+
 // --profile: `calls` calls of the row named `name` on every rank, rank 0 sampling its thread; false where no
 // row has that name.
 bool profileRow(const std::vector<const std::vector<Row>*>& tables, const char* name, long calls, const char* file,
                 int rank, cudaStream_t stream) {
-  const Row* row = nullptr;
-  for (const std::vector<Row>* table : tables)
-    for (const Row& candidate : *table)
-      if (std::strcmp(candidate.name, name) == 0) row = &candidate;
+  const Row* row = findRow(tables, name);
   if (row == nullptr) return false;
   for (int i = 0; i < 1000; ++i) row->call();  // warm-up
   CHECK_CUDA(cudaStreamSynchronize(stream));
@@ -186,14 +196,61 @@ bool profileRow(const std::vector<const std::vector<Row>*>& tables, const char* 
   return true;
 }
 
+// --trace: the row's calls, kBatch of them behind a hold (gpuAlone), then each rank's launches of that batch
+// split into phases; rank 0 prints a line per rank. False where no row has that name; *traced false
+// where the build has no trace.
+bool traceRow(const std::vector<const std::vector<Row>*>& tables, const char* name, int rank, int size,
+              cudaStream_t stream, unsigned long long* word, bool* traced) {
+  const Row* row = findRow(tables, name);
+  if (row == nullptr) return false;
+  for (int i = 0; i < 1000; ++i) row->call();  // warm-up
+  CHECK_CUDA(cudaStreamSynchronize(stream));
+  const double start = seconds();
+  for (int i = 0; i < kBatch; ++i) row->call();
+  const double hostUs = (seconds() - start) / kBatch * 1e6;
+  CHECK_CUDA(cudaStreamSynchronize(stream));
+  const double gpuUs = gpuAlone(stream, row->call, hostUs, word);
+  std::vector<alloy::KernelTraceRecord> records(alloy::kKernelTraceRecords);
+  size_t count = 0;
+  const alloyResult_t result = alloyDebugKernelTrace(records.data(), records.size(), &count);
+  *traced = result == alloySuccess;
+  if (!*traced) {
+    if (rank == 0) std::fprintf(stderr, "host-cost --trace: %s\n", alloyGetLastError(nullptr));
+    return true;
+  }
+  records.resize(count);
+  // The batch's first launch waited for the hold: its gap is the hold's, not the stream's.
+  const TracePhases p = tracePhases(records, kBatch - 1);
+  const double mine[8] = {static_cast<double>(p.launches), p.gap, p.loaded, p.sent, p.received, p.end, p.total, gpuUs};
+  std::vector<double> all(8 * static_cast<size_t>(size));
+  MPI_Gather(mine, 8, MPI_DOUBLE, all.data(), 8, MPI_DOUBLE, 0, MPI_COMM_WORLD);
+  if (rank != 0) return true;
+  std::printf("host-cost --trace '%s': %d calls back to back behind a hold; medians of block 0's stamps, us "
+              "(- : not stamped; the bulk steps stamp no sent or received)\n", name, kBatch);
+  std::printf("%4s %8s %10s %8s %8s %8s %8s %8s %10s\n", "rank", "launches", "gap before", "loaded", "sent", "received",
+              "end", "total", "GPU alone");
+  for (int r = 0; r < size; ++r) {
+    const double* v = &all[8 * static_cast<size_t>(r)];
+    std::printf("%4d %8.0f", r, v[0]);
+    const int widths[] = {10, 8, 8, 8, 8, 8, 10};
+    for (int k = 1; k < 8; ++k) {
+      if (v[k] < 0) std::printf(" %*s", widths[k - 1], "-");
+      else std::printf(" %*.2f", widths[k - 1], v[k]);
+    }
+    std::printf("\n");
+  }
+  return true;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   int rank = 0, size = 0, devices = 0;
   if (!startOnGpus(&argc, &argv, "host-cost", &rank, &size, &devices)) return 0;
-  const bool profile = argc == 5 && std::strcmp(argv[1], "--profile") == 0;
+  const bool trace = argc == 3 && std::strcmp(argv[1], "--trace") == 0;
+  const bool profile = (argc == 5 && std::strcmp(argv[1], "--profile") == 0) || trace;  // no tables either way
   if (argc != 1 && !profile) {
-    if (rank == 0) std::fprintf(stderr, "usage: host-cost [--profile ROW CALLS FILE]\n");
+    if (rank == 0) std::fprintf(stderr, "usage: host-cost [--profile ROW CALLS FILE | --trace ROW]\n");
     MPI_Finalize();
     return 2;
   }
@@ -315,8 +372,10 @@ int main(int argc, char** argv) {
          ALLOY_CHECK(alloyGroupEnd());
        }},
   };
+  bool traced = true;
   const bool unknownRow =
-      profile && !profileRow({&runtime, &alloy}, argv[2], std::atol(argv[3]), argv[4], rank, stream);
+      trace ? !traceRow({&runtime, &alloy}, argv[2], rank, size, stream, word, &traced)
+            : profile && !profileRow({&runtime, &alloy}, argv[2], std::atol(argv[3]), argv[4], rank, stream);
   if (unknownRow && rank == 0) std::fprintf(stderr, "host-cost: no row named '%s'\n", argv[2]);
   if (rank == 0 && !profile) std::printf("%-48s %8s %12s %10s\n", "Alloy call", "host", "with the GPU", "GPU alone");
   for (const Row& row : alloy) {
@@ -331,5 +390,5 @@ int main(int argc, char** argv) {
   CHECK_CUDA(cudaEventDestroy(event));
   CHECK_CUDA(cudaStreamDestroy(stream));
   MPI_Finalize();
-  return unknownRow ? 2 : 0;
+  return unknownRow || !traced ? 2 : 0;
 }

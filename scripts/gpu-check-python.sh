@@ -7,14 +7,29 @@
 #      packaging where missing) come as wheels carried in .whl/ (docs/python.md says which);
 #   2. python/tests under mpirun at 2 ranks and at NGPU ranks (the GPU tests: CuPy and PyTorch collectives
 #      against host references, alltoallv against mpi4py's Alltoallv, CUDA graphs replayed 100 times);
-#   3. python/benchmarks/call_cost.py: the Python layer's time per call over the C call.
+#   3. python/tests again at 4 ranks on 2 virtual hosts of 2 (ALLOY_HOSTID by the hosts mode's wrapper,
+#      interleaved; UCX over tcp between them), where there are 4 GPUs and a UCX to build against (the
+#      hosts mode's: the libucx-cu13 wheel in .whl/, else a system UCX); the package is then built with it;
+#   4. python/benchmarks/call_cost.py: the Python layer's time per call over the C call.
 # A summary last. Settings: PYTHON_BIN, PYTHON_SITE (default /tmp/alloy-python), PYTHON_BUDGET (300 s).
+
+# shellcheck source=scripts/gpu-check-hosts.sh
+source scripts/gpu-check-hosts.sh  # the virtual hosts: hosts_wrapper, hosts_env, hosts_mpirun, hosts_setup_ucx
+
+# Whether the hosts mode finds a UCX to build against (hosts_setup_ucx would end the mode without one).
+python_has_ucx() {
+  compgen -G ".whl/libucx_cu13-*.whl" >/dev/null || { command -v pkg-config >/dev/null && pkg-config --exists ucx; }
+}
 
 mode_python() {
   find_gpus
   local py=${PYTHON_BIN:-/opt/torch/.venv/bin/python3} site=${PYTHON_SITE:-/tmp/alloy-python}
-  local build_log=$RESULTS/python-build.log lines=() bad=0
+  local build_log=$RESULTS/python-build.log lines=() bad=0 vhosts=0
   [ -x "$py" ] || { log "no Python at $py (set PYTHON_BIN)"; exit 1; }
+  if [ "$NGPU" -ge 4 ] && python_has_ucx; then
+    hosts_setup_ucx  # before the build: the package's CMake then finds this UCX
+    vhosts=1
+  fi
   shopt -s nullglob
   local wheels=(.whl/*.whl)
   shopt -u nullglob
@@ -37,6 +52,17 @@ mode_python() {
       tail -1 | tr -d '=') (exit $rc)")
     [ "$rc" -ne 0 ] && bad=1
   done
+  if [ "$vhosts" = 1 ]; then
+    rc=0
+    run_bounded "$(run_limit 150)" "$RESULTS/python-tests-2x2.log" env "${test_env[@]}" "${hosts_env[@]}" UCX_TLS=tcp \
+      "${hosts_mpirun[@]}" -np 4 -x PYTHONPATH -x NCCL_NVLS_ENABLE "${hosts_wrapper[@]}" 0,1,0,1 \
+      "$py" python/tests/run_ranks.py || rc=$?
+    lines+=("python tests 2 virtual hosts x 2 ($ucx_source, tcp): $(grep -E '[0-9]+ passed|[0-9]+ failed' \
+      "$RESULTS/python-tests-2x2.log" | tail -1 | tr -d '=') (exit $rc)")
+    [ "$rc" -ne 0 ] && bad=1
+  else
+    lines+=("python tests 2 virtual hosts x 2: not run ($NGPU GPU(s); 4 and a UCX needed: see the hosts mode)")
+  fi
   rc=0
   run_bounded "$(run_limit 60)" "$RESULTS/python-call-cost.log" mpirun -np 2 --bind-to none -x PYTHONPATH \
     -x NCCL_NVLS_ENABLE "$py" python/benchmarks/call_cost.py || rc=$?

@@ -9,8 +9,6 @@ namespace {
 
 constexpr int kThreads = 512;
 
-// The chunks channel ch carries for one task, with the task's segments resolved. Low-latency chunks
-// are at most kLlChunkBytes, bulk chunks at most a slot.
 // A task as the kernel sees it: the communicator, the task, and the launch's segments (in its argument block,
 // whichever table size it came in).
 struct TaskView {
@@ -19,6 +17,8 @@ struct TaskView {
   const P2pSegment* segments;
 };
 
+// The chunks channel ch carries for one task, with the task's segments resolved. Low-latency chunks
+// are at most kLlChunkBytes, bulk chunks at most a slot.
 template <typename Visit>
 __device__ bool forEachTaskChunk(const TaskView& v, int ch, uint64_t sequence, uint64_t* end, Visit visit) {
   const P2pTask& task = v.task;

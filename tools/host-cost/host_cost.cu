@@ -248,8 +248,9 @@ int main(int argc, char** argv) {
   int rank = 0, size = 0, devices = 0;
   if (!startOnGpus(&argc, &argv, "host-cost", &rank, &size, &devices)) return 0;
   const bool trace = argc == 3 && std::strcmp(argv[1], "--trace") == 0;
-  const bool profile = (argc == 5 && std::strcmp(argv[1], "--profile") == 0) || trace;  // no tables either way
-  if (argc != 1 && !profile) {
+  const bool profiling = argc == 5 && std::strcmp(argv[1], "--profile") == 0;
+  const bool oneRow = profiling || trace;  // no tables
+  if (argc != 1 && !oneRow) {
     if (rank == 0) std::fprintf(stderr, "usage: host-cost [--profile ROW CALLS FILE | --trace ROW]\n");
     MPI_Finalize();
     return 2;
@@ -326,7 +327,7 @@ int main(int argc, char** argv) {
          CHECK_CUDA(cudaEventRecord(event, stream));
        }},
   };
-  if (rank == 0 && !profile)
+  if (rank == 0 && !oneRow)
     std::printf("host-cost: %d ranks, one per GPU; us per call, median of %d rounds of %d, slowest rank\n", size,
                 kRounds, kBatch);
   const auto print = [rank](const char* name, const Timing& t) {
@@ -334,10 +335,10 @@ int main(int argc, char** argv) {
     if (t.gpuAlone < 0) std::printf("%-48s %8.2f %12.2f %10s\n", name, t.host, t.withGpu, "(late)");
     else std::printf("%-48s %8.2f %12.2f %10.2f\n", name, t.host, t.withGpu, t.gpuAlone);
   };
-  if (rank == 0 && !profile)
+  if (rank == 0 && !oneRow)
     std::printf("%-48s %8s %12s %10s\n", "CUDA runtime call", "host", "with the GPU", "GPU alone");
   for (const Row& row : runtime) {
-    if (profile) break;
+    if (oneRow) break;
     timeCalls(stream, row.call, word);  // warm-up: the first launches load kernels
     print(row.name, timeCalls(stream, row.call, word));
   }
@@ -375,11 +376,11 @@ int main(int argc, char** argv) {
   bool traced = true;
   const bool unknownRow =
       trace ? !traceRow({&runtime, &alloy}, argv[2], rank, size, stream, word, &traced)
-            : profile && !profileRow({&runtime, &alloy}, argv[2], std::atol(argv[3]), argv[4], rank, stream);
+            : profiling && !profileRow({&runtime, &alloy}, argv[2], std::atol(argv[3]), argv[4], rank, stream);
   if (unknownRow && rank == 0) std::fprintf(stderr, "host-cost: no row named '%s'\n", argv[2]);
-  if (rank == 0 && !profile) std::printf("%-48s %8s %12s %10s\n", "Alloy call", "host", "with the GPU", "GPU alone");
+  if (rank == 0 && !oneRow) std::printf("%-48s %8s %12s %10s\n", "Alloy call", "host", "with the GPU", "GPU alone");
   for (const Row& row : alloy) {
-    if (profile) break;
+    if (oneRow) break;
     timeCalls(stream, row.call, word);  // warm-up: the first launches load kernels
     print(row.name, timeCalls(stream, row.call, word));
   }

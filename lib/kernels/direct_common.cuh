@@ -95,29 +95,26 @@ __device__ inline bool awaitPeers(const DeviceComm& c, uint64_t step) {
 // Runs Protocol::run<T, Op>(args, generation, epoch), the block's epoch-th operation, and counts it when
 // it completed.
 template <typename Protocol, typename T, int Op>
-__device__ void runCounted(const DirectLaunch& a) {
-  uint64_t* epochWord = a.comm.signals[a.comm.rank] + SignalLayout::directEpoch(blockIdx.x);
-  __shared__ uint64_t start;
-  if (threadIdx.x == 0) start = *epochWord;
-  __syncthreads();
-  const uint64_t epoch = start;
-  traceStamp(kTraceLoaded);
+__device__ void runCounted(const DirectLaunch& a, uint64_t epoch) {
   if (!Protocol::template run<T, Op>(a, static_cast<int>(epoch & 1), epoch)) return;
-  blockStoreCounter(epochWord, epoch + 1);
+  blockStoreCounter(a.comm.signals[a.comm.rank] + SignalLayout::directEpoch(blockIdx.x), epoch + 1);
   traceFinish(a, epoch);
 }
 
 // One instantiation per protocol and datatype; the operator is a switch per block, outside every loop.
+// The block's operation count comes in with the abort word and the verdict (blockMayRun).
 template <typename Protocol, typename T>
 __global__ void __launch_bounds__(kThreads) directKernel(const __grid_constant__ DirectLaunch args) {
   traceStart();
-  if (blockSeesAbort(args.comm) || blockSeesSkip(args.comm)) return;
+  __shared__ uint64_t epoch;
+  if (!blockMayRun(args.comm, args.comm.signals[args.comm.rank] + SignalLayout::directEpoch(blockIdx.x), &epoch)) return;
+  traceStamp(kTraceLoaded);
   switch (args.op) {
-    case alloySum: runCounted<Protocol, T, alloySum>(args); break;
-    case alloyProd: runCounted<Protocol, T, alloyProd>(args); break;
-    case alloyMax: runCounted<Protocol, T, alloyMax>(args); break;
-    case alloyMin: runCounted<Protocol, T, alloyMin>(args); break;
-    default: runCounted<Protocol, T, alloyAvg>(args); break;
+    case alloySum: runCounted<Protocol, T, alloySum>(args, epoch); break;
+    case alloyProd: runCounted<Protocol, T, alloyProd>(args, epoch); break;
+    case alloyMax: runCounted<Protocol, T, alloyMax>(args, epoch); break;
+    case alloyMin: runCounted<Protocol, T, alloyMin>(args, epoch); break;
+    default: runCounted<Protocol, T, alloyAvg>(args, epoch); break;
   }
 }
 

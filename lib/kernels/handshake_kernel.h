@@ -5,7 +5,7 @@
 // Each rank writes its mark (0: go; otherwise why it rejected, an MPI error class for the MPIX functions)
 // into every rank's signal area, waits for every rank's mark of the same handshake, and leaves the
 // verdict in its own signal area: 0 when every mark was 0. The operation's kernels, queued behind it
-// on the stream, read the verdict on entry and skip the operation when it is not 0 (blockSeesSkip), so
+// on the stream, read the verdict on entry and skip the operation when it is not 0 (blockMayRun), so
 // every rank skips it or none does. The handshake count lives in device memory, so a CUDA graph that
 // captured a handshake replays it with fresh counts.
 #pragma once

@@ -137,7 +137,7 @@ __device__ void runCopy(const TaskView& v, int ch) {
 // views point into.
 template <typename Table>
 __global__ void __launch_bounds__(kThreads) p2pKernel(const __grid_constant__ Table args) {
-  if (blockSeesAbort(args.comm) || blockSeesSkip(args.comm)) return;
+  if (!blockMayRun(args.comm)) return;
   const int ch = blockIdx.x % args.comm.channels;
   const TaskView v{args.comm, args.tasks[blockIdx.x / args.comm.channels], args.segments};
   switch (v.task.kind) {

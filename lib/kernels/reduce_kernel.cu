@@ -111,7 +111,7 @@ __device__ void runRecv(const DeviceComm& c, const ReduceTask& task, int ch) {
 // One instantiation per datatype; the operator is a switch per block, outside every loop.
 template <typename T>
 __global__ void __launch_bounds__(kThreads) reduceKernel(const __grid_constant__ ReduceLaunch args) {
-  if (blockSeesAbort(args.comm) || blockSeesSkip(args.comm)) return;
+  if (!blockMayRun(args.comm)) return;
   const int ch = blockIdx.x % args.comm.channels;
   const ReduceTask& task = args.tasks[blockIdx.x / args.comm.channels];
   if (task.role == kReduceSend) {

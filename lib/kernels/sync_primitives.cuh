@@ -98,12 +98,21 @@ __device__ inline bool blockSeesAbort(const DeviceComm& c) {
   return __syncthreads_or(threadIdx.x == 0 && abortWordRaised(c));
 }
 
-// Whether the operation's handshake skipped it (a rank rejected its arguments): the verdict its
-// handshake kernel, enqueued just before, left in this rank's signal area. Every block returns at once.
-__device__ inline bool blockSeesSkip(const DeviceComm& c) {
-  return c.handshake != 0 &&
-         __syncthreads_or(threadIdx.x == 0 &&
-                          *reinterpret_cast<volatile uint64_t*>(c.signals[c.rank] + SignalLayout::verdict()) != 0);
+// Whether this block may run its operation: neither aborted (blockSeesAbort) nor skipped by its handshake
+// (a rank rejected the arguments: the verdict the handshake kernel, enqueued just before, left in this
+// rank's signal area). `counter`, when given, is read in the same go into *copy (shared memory), which
+// the barrier publishes to the block. Thread 0 issues every load before it needs any, so that a launch
+// pays one memory round trip and one barrier on entry rather than one of each per word.
+__device__ inline bool blockMayRun(const DeviceComm& c, const uint64_t* counter = nullptr, uint64_t* copy = nullptr) {
+  bool stop = false;
+  if (threadIdx.x == 0) {
+    const int aborted = *reinterpret_cast<volatile int*>(c.abortWord);
+    const uint64_t verdict =
+        c.handshake != 0 ? *reinterpret_cast<const volatile uint64_t*>(c.signals[c.rank] + SignalLayout::verdict()) : 0;
+    if (counter != nullptr) *copy = *reinterpret_cast<const volatile uint64_t*>(counter);
+    stop = aborted != 0 || verdict != 0;
+  }
+  return !__syncthreads_or(stop);
 }
 
 }  // namespace alloy

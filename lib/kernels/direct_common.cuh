@@ -12,6 +12,7 @@
 #include "direct_kernel.h"
 #include "direct_protocols.h"
 #include "kernel_trace.cuh"
+#include "launch_overlap.cuh"
 #include "sync_primitives.cuh"
 #include "type_dispatch.cuh"
 
@@ -105,6 +106,7 @@ __device__ void runCounted(const DirectLaunch& a, uint64_t epoch) {
 // The block's operation count comes in with the abort word and the verdict (blockMayRun).
 template <typename Protocol, typename T>
 __global__ void __launch_bounds__(kThreads) directKernel(const __grid_constant__ DirectLaunch args) {
+  enterOverlapped();
   traceStart();
   __shared__ uint64_t epoch;
   if (!blockMayRun(args.comm, args.comm.signals[args.comm.rank] + SignalLayout::directEpoch(blockIdx.x), &epoch)) return;
@@ -121,8 +123,8 @@ __global__ void __launch_bounds__(kThreads) directKernel(const __grid_constant__
 template <typename Protocol, TypeFamily F>
 cudaError_t launchKernel(const DirectLaunch& launch, alloyDataType_t type, cudaStream_t stream) {
   return withTypeOf<F>(type, [&](auto tag) {
-    directKernel<Protocol, decltype(tag)><<<launch.comm.directBlocks, kThreads, 0, stream>>>(launch);
-    return cudaGetLastError();
+    return launchOverlapping(directKernel<Protocol, decltype(tag)>, launch.comm.directBlocks, kThreads, stream, launch,
+                             launch.comm.earlyLaunch != 0);
   });
 }
 

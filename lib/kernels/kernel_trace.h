@@ -18,7 +18,7 @@ namespace alloy {
 
 // The moments block 0's first thread stamps (%globaltimer, ns), in order.
 enum KernelTraceStamp {
-  kTraceEntry,     // the kernel's first instruction
+  kTraceEntry,     // the kernel free to begin: its first instruction after the previous grid ended (launch_overlap.cuh)
   kTraceLoaded,    // the abort word and the block's operation count read
   kTraceSent,      // this thread's stores to the peers issued (lines algorithms; 0 elsewhere)
   kTraceReceived,  // every peer's data in and used (lines algorithms; 0 elsewhere)

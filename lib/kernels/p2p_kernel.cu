@@ -1,5 +1,6 @@
 #include "block_copy.cuh"
 #include "block_sync.cuh"
+#include "launch_overlap.cuh"
 #include "ll_protocol.cuh"
 #include "p2p_kernel.h"
 #include "ring_send.cuh"
@@ -137,6 +138,7 @@ __device__ void runCopy(const TaskView& v, int ch) {
 // views point into.
 template <typename Table>
 __global__ void __launch_bounds__(kThreads) p2pKernel(const __grid_constant__ Table args) {
+  enterOverlapped();
   if (!blockMayRun(args.comm)) return;
   const int ch = blockIdx.x % args.comm.channels;
   const TaskView v{args.comm, args.tasks[blockIdx.x / args.comm.channels], args.segments};
@@ -168,11 +170,9 @@ cudaError_t launchP2p(const P2pLaunch& launch, cudaStream_t stream) {
     for (int t = 0; t < launch.numTasks; ++t) small.tasks[t] = launch.tasks[t];
     const P2pTask& last = launch.tasks[launch.numTasks - 1];
     for (int s = 0; s < last.firstSegment + last.numSegments; ++s) small.segments[s] = launch.segments[s];
-    p2pKernel<P2pLaunchSmall><<<blocks, kThreads, 0, stream>>>(small);
-  } else {
-    p2pKernel<P2pLaunch><<<blocks, kThreads, 0, stream>>>(launch);
+    return launchOverlapping(p2pKernel<P2pLaunchSmall>, blocks, kThreads, stream, small, small.comm.earlyLaunch != 0);
   }
-  return cudaGetLastError();
+  return launchOverlapping(p2pKernel<P2pLaunch>, blocks, kThreads, stream, launch, launch.comm.earlyLaunch != 0);
 }
 
 cudaError_t p2pKernelBlocksPerSm(int* blocks) {

@@ -5,6 +5,7 @@
 #include "block_copy.cuh"
 #include "block_reduce.cuh"
 #include "block_sync.cuh"
+#include "launch_overlap.cuh"
 #include "ll_protocol.cuh"
 #include "ll_reduce.cuh"
 #include "reduce_kernel.h"
@@ -111,6 +112,7 @@ __device__ void runRecv(const DeviceComm& c, const ReduceTask& task, int ch) {
 // One instantiation per datatype; the operator is a switch per block, outside every loop.
 template <typename T>
 __global__ void __launch_bounds__(kThreads) reduceKernel(const __grid_constant__ ReduceLaunch args) {
+  enterOverlapped();
   if (!blockMayRun(args.comm)) return;
   const int ch = blockIdx.x % args.comm.channels;
   const ReduceTask& task = args.tasks[blockIdx.x / args.comm.channels];
@@ -132,8 +134,8 @@ __global__ void __launch_bounds__(kThreads) reduceKernel(const __grid_constant__
 cudaError_t launchReduce(const ReduceLaunch& launch, alloyDataType_t type, cudaStream_t stream) {
   if (launch.numTasks == 0) return cudaSuccess;
   return withType(type, [&](auto tag) {
-    reduceKernel<decltype(tag)><<<launch.numTasks * launch.comm.channels, kThreads, 0, stream>>>(launch);
-    return cudaGetLastError();
+    return launchOverlapping(reduceKernel<decltype(tag)>, launch.numTasks * launch.comm.channels, kThreads, stream,
+                             launch, launch.comm.earlyLaunch != 0);
   });
 }
 

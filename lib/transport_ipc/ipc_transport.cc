@@ -94,6 +94,10 @@ alloyResult_t IpcTransport::prepare(int device, int nranks, long long timeoutMs,
   v.directAreaBytes = g.directAreaBytes;
   v.directLineAreaBytes = directLineAreaBytes(g.directAreaBytes);
   t->directBlocks_ = g.directBlocks;
+  // Programmatic dependent launch needs compute capability 9.0; a local choice (peers need not agree).
+  int major = 0;
+  ALLOY_CUDA_TRY(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device));
+  v.earlyLaunch = major >= 9 && envInt("ALLOY_EARLY_LAUNCH", 1, 0, 1) != 0 ? 1 : 0;
   const size_t bytes = v.directOffset + 4 * (v.directAreaBytes + v.directLineAreaBytes);
 
   ALLOY_CUDA_TRY(cudaMalloc(&t->workspace_, bytes));

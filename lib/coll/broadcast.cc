@@ -3,7 +3,8 @@
 // root only, as in NCCL. Between hosts that each hold L > 1 ranks, larger buffers go along the root's
 // rail first and then inside each host; small buffers between many hosts go down a binomial tree
 // (broadcastStaged). Inside one host, buffers whose parts exceed the low-latency limit are scattered and
-// forwarded (broadcastScattered): the root's link carries the buffer once instead of once per peer.
+// forwarded (broadcastScattered): the root's link carries the buffer once instead of once per peer; small
+// ones go through the direct engine's lines (DirectPlan::planBroadcast).
 #include <algorithm>
 #include <string_view>
 #include <vector>
@@ -15,6 +16,7 @@
 #include "call_env.h"
 #include "comm.h"
 #include "datatype.h"
+#include "direct_plan.h"
 #include "error.h"
 #include "group_reduce.h"
 #include "local_transport.h"
@@ -162,6 +164,15 @@ extern "C" ALLOY_API alloyResult_t alloyBroadcast(const void* sendbuff, void* re
   ALLOY_TRY(checkDeviceBuffer(comm, recvbuff, bytes, fn, "recvbuff"));
   if (bytes == 0) return alloySuccess;
   if (forwardApplies(comm, bytes)) return broadcastScattered(sendbuff, recvbuff, bytes, root, comm, stream, fn);
+  // Small ones inside a host as the direct engine's lines, as alltoall's: one launch with a 656-byte
+  // argument block, no rings' counters, tokens from the other ranks in place of acknowledgements
+  // (direct_kernel.h). Up to where the root's stores to all its peers stay within allreduce's one-shot
+  // limit, and never past the low-latency limit of the point-to-point engine it replaces.
+  if (!comm->topology.spansHosts() && bytes <= comm->local->lowLatencyMaxBytes() &&
+      bytes * comm->nranks <= allreduceOneShotMaxBytes(comm->nranks)) {
+    DirectPlan direct(comm, alloyUint8, alloySum, kOpBroadcast);
+    if (direct.planBroadcast(isRoot ? sendbuff : recvbuff, recvbuff, bytes, root)) return direct.launch(stream, fn);
+  }
   bool tree = false, alongRails = false;
   if (comm->topology.spansHosts()) {
     // Above the size where allreduce stops sending whole buffers, the bytes saved between hosts are worth

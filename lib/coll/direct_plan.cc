@@ -148,6 +148,15 @@ bool DirectPlan::planAllToAll(const void* src, void* dst, size_t blockBytes) {
   return fit;
 }
 
+bool DirectPlan::planBroadcast(const void* src, void* dst, size_t bytes, int root) {
+  args_.algorithm = kDirectBroadcast;
+  args_.root = root;
+  args_.src = static_cast<const char*>(src);
+  args_.dst = static_cast<char*>(dst);
+  args_.partBytes[0] = bytes;
+  return fits(bytes * args_.comm.nranks) && args_.protocol != kDirectBulk;
+}
+
 alloyResult_t DirectPlan::launch(cudaStream_t stream, const char* function) {
   DeviceGuard guard(comm_->cudaDevice);
   return comm_->launchOrder->enqueue(stream, function, [&](bool) {

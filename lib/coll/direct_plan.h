@@ -69,6 +69,9 @@ class DirectPlan {
   // Alltoall of blocks of blockBytes (block p of src to rank p, rank q's block for this rank to block q of
   // dst); only as lines, as the all-gather.
   bool planAllToAll(const void* src, void* dst, size_t blockBytes);
+  // Broadcast of `bytes` from root (src matters there only) into dst; only as lines, each peer's slot
+  // holding the whole buffer.
+  bool planBroadcast(const void* src, void* dst, size_t bytes, int root);
   // Enqueues the plan on stream, after the communicator's previous launch.
   alloyResult_t launch(cudaStream_t stream, const char* function);
 

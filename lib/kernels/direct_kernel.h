@@ -49,6 +49,10 @@ enum DirectAlgorithm : int {
   // Block p of every rank's buffer (part 0's bytes each) to rank p, which copies it into its place
   // (alloyAlltoAll): the all-gather with a block per peer. Lines only.
   kDirectAllToAll = 5,
+  // The root's buffer (part 0's bytes) to every peer (alloyBroadcast); every other rank sends each peer one
+  // token line instead, so that every pair of ranks exchanges lines as the generation rule above asks,
+  // and block 0 waits for every peer's. Lines only.
+  kDirectBroadcast = 6,
 };
 
 // How the data of a launch travels (all ranks choose alike: DirectPlan).
@@ -75,7 +79,7 @@ struct DirectLaunch {
   // number of windows; with more than one, window k uses the slots of half k % 2 of every area.
   size_t windowBytes;
   int windows;
-  int root;  // reduce: the rank that receives the result
+  int root;  // reduce: the rank that receives the result; broadcast: the rank that sends
 #if ALLOY_KERNEL_TRACE
   KernelTraceRecord* trace;  // where block 0 records the launch (kernel_trace.h); nullptr: untraced
 #endif

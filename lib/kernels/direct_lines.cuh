@@ -1,5 +1,5 @@
 // The direct engine's algorithms over lines, written against a Lines type (Word, kUnit, at, send, recv,
-// reduce) so that the line format stays apart from the algorithms: direct_narrow_lines.cuh's 16-byte lines
+// reduce, token, awaitToken) so that the line format stays apart from the algorithms: direct_narrow_lines.cuh's 16-byte lines
 // (128-byte lines were tried the same way: docs/architecture.md, "The direct engine"). Steps are numbered
 // 2 * epoch and 2 * epoch + 1 within the block's epoch-th operation; the Lines type turns a step into its
 // flag. Lines carry their own flags: a block without a share has nothing to wait for.
@@ -108,14 +108,46 @@ __device__ bool blockExchangeLines(const DirectLaunch& a, int generation, uint64
   return true;
 }
 
+// Broadcast: the root's share of the buffer to every peer, which receives it into dst (the root copies it
+// there itself unless in place). Block 0 of every other rank also sends each peer a token line and waits
+// for the token of every rank but the root, whose data is its token: then every rank has heard from every
+// peer in this operation, as the generation rule asks (direct_kernel.h), though only the root sends data.
+template <typename P>
+__device__ bool broadcastLines(const DirectLaunch& a, int generation, uint64_t epoch) {
+  const DeviceComm& c = a.comm;
+  const int me = c.rank, n = c.nranks, root = a.root;
+  const uint64_t step = 2 * epoch;
+  const Share s = shareOf(a.partBytes[0], blockIdx.x, P::kUnit);
+  if (me == root && s.bytes > 0) sendLinesToPeers<P>(a, generation, a.src + s.first, s.first, s.bytes, step);
+  if (me != root && blockIdx.x == 0)
+    for (int j = 0; j < n - 1; ++j) P::token(linesOf<P>(a, peerInTurn(c, j), generation, kInputs, me, 0), step);
+  traceStamp(kTraceSent);
+  if (me == root && a.dst != a.src && s.bytes > 0) blockCopy(a.dst + s.first, a.src + s.first, s.bytes);
+  if (me != root && s.bytes > 0 &&
+      !P::recv(c, root, linesOf<P>(a, me, generation, kInputs, root, s.first), a.dst + s.first, s.bytes, step))
+    return false;
+  bool heard = true;
+  if (blockIdx.x == 0)
+    for (int j = 0; j < n - 1 && heard; ++j) {
+      const int q = sourceInTurn(c, j);
+      if (q != root) heard = P::awaitToken(c, q, linesOf<P>(a, me, generation, kInputs, q, 0), step);
+    }
+  if (!__syncthreads_and(heard)) return false;
+  traceStamp(kTraceReceived);
+  return true;
+}
+
 template <typename P>
 struct LinesProtocol {
   template <typename T, int Op>
   __device__ static bool run(const DirectLaunch& a, int generation, uint64_t epoch) {
-    return a.algorithm == kDirectOneShot     ? oneShotLines<P, T, Op>(a, generation, epoch)
-           : a.algorithm == kDirectAllGather || a.algorithm == kDirectAllToAll
-               ? blockExchangeLines<P>(a, generation, epoch)
-                                             : byPartsLines<P, T, Op>(a, generation, epoch);
+    switch (a.algorithm) {
+      case kDirectOneShot: return oneShotLines<P, T, Op>(a, generation, epoch);
+      case kDirectAllGather:
+      case kDirectAllToAll: return blockExchangeLines<P>(a, generation, epoch);
+      case kDirectBroadcast: return broadcastLines<P>(a, generation, epoch);
+      default: return byPartsLines<P, T, Op>(a, generation, epoch);
+    }
   }
 };
 

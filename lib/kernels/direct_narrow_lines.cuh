@@ -20,6 +20,11 @@ struct NarrowLines {
   __device__ static bool recv(const DeviceComm& c, int peer, Word* lines, char* dst, size_t bytes, uint64_t step) {
     return llRecvChunk(c, peer, lines, dst, bytes, llFlag(step));
   }
+  // A line without data from thread 0: a sign to the peer that this rank is in the operation.
+  __device__ static void token(Word* line, uint64_t step) { llSendToken(line, llFlag(step)); }
+  __device__ static bool awaitToken(const DeviceComm& c, int peer, Word* line, uint64_t step) {
+    return llAwaitToken(c, peer, line, llFlag(step));
+  }
   template <typename T, int Op>
   __device__ static bool reduce(const DeviceComm& c, Word* const* lines, uint64_t step, const char* src, char* dst,
                                 size_t bytes, Word* const* forward, int numForward, uint64_t forwardStep) {

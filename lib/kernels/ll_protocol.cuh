@@ -85,4 +85,21 @@ __device__ inline bool llRecvChunk(const DeviceComm& c, int peer, uint4* lines, 
   return __syncthreads_and(ok);
 }
 
+// A token: one line without data, from thread 0, that tells a peer the sender has reached this chunk.
+__device__ inline void llSendToken(uint4* line, uint32_t flag) {
+  if (threadIdx.x == 0) llStoreLine(line, 0, flag);
+}
+
+// Thread 0 waits for `peer`'s token and clears the line (see the top of this file); the others return
+// true at once. The caller tells the block with a barrier. False when the wait was cut short.
+__device__ inline bool llAwaitToken(const DeviceComm& c, int peer, uint4* line, uint32_t flag) {
+  if (threadIdx.x != 0) return true;
+  const bool ok = spinUntil(c, peer, [&] {
+    const uint4 v = llLoadLine(line);
+    return v.y == flag && v.w == flag;
+  });
+  if (ok) llStoreLine(line, 0, 0);
+  return ok;
+}
+
 }  // namespace alloy

@@ -72,13 +72,18 @@ class Gathers : public CommTest {
 class Broadcast : public Gathers {};
 class AllGather : public Gathers {};
 
+// Small ones through the direct engine's lines (by default) and over the rings (ALLOY_DIRECT_MAX_BYTES=0),
+// the root moving with every call.
 TEST_F(Broadcast, EveryDatatypeCountAndRoot) {
   uint64_t tag = 0;
-  for (alloyDataType_t type : kAllTypes)
-    for (size_t count : {size_t{0}, size_t{1}, size_t{7}, size_t{1001}}) {
-      ++tag;
-      broadcast(count, type, static_cast<int>(tag % nranks), tag);
-    }
+  for (const size_t directMax : {size_t{1} << 62, size_t{0}}) {
+    ScopedEnv engine("ALLOY_DIRECT_MAX_BYTES", directMax);
+    for (alloyDataType_t type : kAllTypes)
+      for (size_t count : {size_t{0}, size_t{1}, size_t{7}, size_t{1001}, size_t{7001}}) {
+        ++tag;
+        broadcast(count, type, static_cast<int>(tag % nranks), tag);
+      }
+  }
   for (int root = 0; root < nranks; ++root)
     for (size_t bytes : {size_t{4096}, size_t{262145}, (size_t{3} << 20) + 5, (size_t{64} << 20) + 3})
       broadcast(bytes, alloyUint8, root, ++tag);
@@ -87,7 +92,7 @@ TEST_F(Broadcast, EveryDatatypeCountAndRoot) {
 TEST_F(Broadcast, InPlaceAndUnaligned) {
   uint64_t tag = 0;
   const int root = nranks - 1;
-  for (size_t count : {size_t{1}, size_t{1001}, size_t{300001}}) {
+  for (size_t count : {size_t{1}, size_t{1001}, size_t{9001}, size_t{300001}}) {
     broadcast(count, alloyFloat32, root, ++tag, {0, 0, true});
     broadcast(count, alloyInt8, root, ++tag, {3, 3, true});
     broadcast(count, alloyUint8, root, ++tag, {1, 3});

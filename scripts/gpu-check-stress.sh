@@ -5,11 +5,14 @@
 # the slot size, sizes at every protocol boundary (pages, low-latency chunk and limit, slot) for alltoall
 # and allreduce, allreduce, reduce-scatter and reduce in many windows of the direct engine, several communicators
 # on one stream and in one group, and the ordering, low-latency wrap-around, group validation and
-# residency suites. Never Faults.* (slow by design).
+# residency suites, and broadcasts beside all-gathers (the direct engine's lines). Never Faults.* (slow by design).
 STRESS_NATIVE_DEFAULT="AlltoAllv.RandomMatrices:AlltoAllv.MatchesMpiAlltoallv:AlltoAllv.BlocksCrossingSlotSize"
 STRESS_NATIVE_DEFAULT+=":AlltoAll.ProtocolBoundarySizes:AllReduce.ProtocolBoundarySizes"
 STRESS_NATIVE_DEFAULT+=":AllReduce.WindowsThroughSmallAreas:ReduceScatter.WindowsThroughSmallAreas"
 STRESS_NATIVE_DEFAULT+=":Reduce.WindowsThroughSmallAreas:AllReduce.HundredBackToBackWithoutSync"
+# Broadcasts in the direct engine's lines beside all-gathers, the root moving, no host synchronisation:
+# the tokens that keep the generations apart (direct_kernel.h).
+STRESS_NATIVE_DEFAULT+=":AllGather.HundredBackToBackWithBroadcasts:Broadcast.EveryDatatypeCountAndRoot"
 STRESS_NATIVE_DEFAULT+=":MultiComm.AlternatingAlltoAllOnOneStream:MultiComm.GroupSpanningTwoCommunicatorsPostedInOppositeOrders"
 STRESS_NATIVE_DEFAULT+=":StreamOrder.*:LowLatencyWrap.*:GroupValidation.*:Residency.*-Faults.*"
 # alloy_mpix_gpu_tests: every MPI_IN_PLACE path on GPU memory, and MPIX alltoallv over random count

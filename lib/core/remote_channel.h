@@ -27,6 +27,18 @@ struct NetOperation {
   std::vector<NetMessage> recvs;  // at most one per peer
 };
 
+// When an operation of the channel passed each stage, in nanoseconds of this machine's steady clock
+// (CLOCK_MONOTONIC, which every process of a host reads alike, so stamps of two ranks of one host compare):
+// the proxy found its doorbell rung, every send had completed, every receive's data was in, the doorbell
+// was released. `sent` is 0 for an operation without sends, `in` for one without receives.
+struct NetStages {
+  uint32_t id;  // the operation's id (the doorbell's value minus 1)
+  int64_t rung, sent, in, released;
+};
+
+// The most recent operations whose stages a channel keeps (RemoteChannel::recentStages).
+constexpr size_t kNetStagesKept = 64;
+
 class RemoteChannel {
  public:
   virtual ~RemoteChannel() = default;
@@ -64,6 +76,16 @@ class RemoteChannel {
   virtual void abort() = 0;
   // Which transport carries the connections ("tcp/lo", ...), for logs; with the background service off.
   virtual std::string describe() const = 0;
+  // The stages of the latest operations served (at most min(max, kNetStagesKept)), oldest first, into out;
+  // how many were written. Safe beside the proxy thread (where the time of one small operation goes
+  // between hosts: alloyDebugNetStages, tools/net-stages).
+  virtual size_t recentStages(NetStages* out, size_t max) const = 0;
 };
 
 }  // namespace alloy
+
+// Copies the stages of comm's latest operations between hosts (at most min(max, kNetStagesKept), oldest
+// first) into out and sets *count. alloyNotSupported where comm has no network channel. Not part of the
+// public API (alloy.h): a tool's hook into the library (tools/net-stages).
+extern "C" ALLOY_API alloyResult_t alloyDebugNetStages(alloyComm_t comm, alloy::NetStages* out, size_t max,
+                                                       size_t* count);

@@ -129,6 +129,7 @@ class NetChannel final : public RemoteChannel {
   // neither proxy thread serves the channel (before ProxyThread::add, after remove): UCX reads endpoint
   // and protocol state there that the proxy thread changes as it progresses the worker.
   std::string describe() const override;
+  size_t recentStages(NetStages* out, size_t max) const override;
   // What the channel holds, as allocated: docs/architecture.md, "Memory per rank", has it as formulas,
   // which tests/net/net_scale_test.cc checks against this.
   struct Footprint {
@@ -160,6 +161,8 @@ class NetChannel final : public RemoteChannel {
   static constexpr int kBellStride = 16;
   alloyResult_t start(uint32_t id, int box);
   void finish();
+  // Stamps the operation in hand's "sent" and "in" stages the first time they hold (progress()).
+  void stampStages(bool sent, bool in);
   alloyResult_t advanceSend(Peer& p, bool* moved);
   alloyResult_t advanceRecv(Peer& p, bool* moved);
   std::string describeStall() const;
@@ -199,6 +202,12 @@ class NetChannel final : public RemoteChannel {
   static constexpr size_t kServedKept = 6;
   Served served_[kServedKept];
   size_t servedCount_ = 0;
+  // The stages of the operation in hand (proxy thread only), and of the latest ones finished: written by the
+  // proxy thread at each finish, read by recentStages under stagesMutex_.
+  NetStages inHand_{};
+  mutable std::mutex stagesMutex_;
+  NetStages stages_[kNetStagesKept];
+  size_t stagesCount_ = 0;
 
   std::atomic<bool> abortRequested_{false};
   std::atomic<alloyResult_t> error_{alloySuccess};

@@ -20,6 +20,11 @@ namespace net {
 using Clock = std::chrono::steady_clock;
 using WallClock = std::chrono::system_clock;
 
+// Now on the steady clock, in nanoseconds (NetStages).
+inline int64_t steadyNs() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now().time_since_epoch()).count();
+}
+
 inline uint64_t loadWord(const void* word) {
   return __atomic_load_n(static_cast<const uint64_t*>(word), __ATOMIC_ACQUIRE);
 }

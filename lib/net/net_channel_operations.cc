@@ -112,6 +112,7 @@ alloyResult_t NetChannel::start(uint32_t id, int box) {
   }
   lastMove_ = startedAt_ = Clock::now().time_since_epoch().count();
   served_[servedCount_++ % kServedKept] = Served{id, WallClock::now().time_since_epoch().count(), 0};
+  inHand_ = NetStages{id, steadyNs(), 0, 0, 0};
   logTrace("rank %d: channel %p: net operation %u (%s) starts: %zu sends, %zu receives", config_.rank,
            static_cast<void*>(this), id, operationName(current_->operation), current_->sends.size(),
            current_->recvs.size());
@@ -125,6 +126,11 @@ void NetChannel::finish() {
   const double seconds = std::chrono::duration<double>(Clock::duration(Clock::now().time_since_epoch().count() -
                                                                         startedAt_)).count();
   served_[(servedCount_ - 1) % kServedKept].finishedAt = WallClock::now().time_since_epoch().count();
+  inHand_.released = steadyNs();
+  {
+    std::lock_guard<std::mutex> lock(stagesMutex_);
+    stages_[stagesCount_++ % kNetStagesKept] = inHand_;
+  }
   if (error() == alloySuccess && seconds * 4000 >= config_.timeoutMs)
     logWarn("rank %d: net operation %u (%s) took %.1f s, until %s", config_.rank, id,
             operationName(current_->operation), seconds, timeOfDay().c_str());
@@ -153,6 +159,7 @@ bool NetChannel::progress() {
       // A failed channel moves nothing: the stream goes on, and the error reaches the caller.
       currentId_ = id;
       currentBox_ = box;
+      inHand_ = NetStages{id, steadyNs(), 0, 0, 0};  // start() may have failed before its stamp
       finish();
       return false;
     }
@@ -176,10 +183,27 @@ bool NetChannel::progress() {
     logStallDetail();
     failWith(alloyTimeout, describeStall());
   }
-  bool complete = true;
-  for (auto& p : peers_) complete = complete && p->send == SendState::Idle && p->recvBytes == 0;
-  if (complete || error() != alloySuccess) finish();
+  bool sent = true, in = true;
+  for (auto& p : peers_) {
+    sent = sent && p->send == SendState::Idle;
+    in = in && p->recvBytes == 0;
+  }
+  stampStages(sent, in);
+  if ((sent && in) || error() != alloySuccess) finish();
   return true;
+}
+
+void NetChannel::stampStages(bool sent, bool in) {
+  if (sent && inHand_.sent == 0 && !current_->sends.empty()) inHand_.sent = steadyNs();
+  if (in && inHand_.in == 0 && !current_->recvs.empty()) inHand_.in = steadyNs();
+}
+
+size_t NetChannel::recentStages(NetStages* out, size_t max) const {
+  std::lock_guard<std::mutex> lock(stagesMutex_);
+  const size_t kept = stagesCount_ < kNetStagesKept ? stagesCount_ : kNetStagesKept;
+  const size_t n = max < kept ? max : kept;
+  for (size_t k = 0; k < n; ++k) out[k] = stages_[(stagesCount_ - n + k) % kNetStagesKept];
+  return n;
 }
 
 }  // namespace net

@@ -444,6 +444,54 @@ TEST_F(NetChannelTest, SeveralMessagesPerPeerMatchInOrder) {
   }
 }
 
+// The stages the channel stamps for tools/net-stages (NetStages, remote_channel.h): one record per operation
+// served, in the order served, with the id each operation was given; every stage within [rung, released],
+// "sent" only where the operation sent and "in" only where it received; and each operation rung no earlier
+// than the one before was released (the proxy holds one at a time). More operations than the channel keeps,
+// so that the ring wraps.
+TEST_F(NetChannelTest, StagesOfEveryOperationInOrder) {
+  ASSERT_NO_FATAL_FAILURE(open(NetGeometry{2, 4096}));
+  std::vector<uint32_t> ids;
+  std::vector<bool> sends, recvs;
+  for (uint64_t n = 0; n < 80 && !HasFailure(); ++n) {
+    Traffic t = alltoallv(n);
+    t.prepare(n);
+    auto add = [&](size_t round, uint32_t* id) {
+      const NetOperation op = operation(t, round);
+      const alloyResult_t added = channel->addOperation(op, false, id);
+      EXPECT_ALLOY(alloySuccess, added) << " (rank " << rank << ", round " << round << ")";
+      if (added == alloySuccess) {
+        ids.push_back(*id);
+        sends.push_back(!op.sends.empty());
+        recvs.push_back(!op.recvs.empty());
+      }
+      return added;
+    };
+    ASSERT_EQ(alloySuccess, runRounds(t, t.rounds(geometry.capacity()), add, true, nullptr))
+        << "rank " << rank << ", transfer " << n << ": " << channel->errorMessage();
+    t.check(n);
+  }
+  ASSERT_GT(ids.size(), alloy::kNetStagesKept) << "too few operations to wrap the ring";
+  std::vector<alloy::NetStages> stages(alloy::kNetStagesKept + 3);
+  const size_t count = channel->recentStages(stages.data(), stages.size());
+  ASSERT_EQ(count, alloy::kNetStagesKept);
+  const size_t first = ids.size() - count;
+  for (size_t k = 0; k < count; ++k) {
+    const alloy::NetStages& s = stages[k];
+    SCOPED_TRACE("rank " + std::to_string(rank) + ", operation " + std::to_string(first + k));
+    EXPECT_EQ(s.id, ids[first + k]);
+    EXPECT_GT(s.rung, 0);
+    EXPECT_GE(s.released, s.rung);
+    EXPECT_EQ(s.sent != 0, sends[first + k]);
+    EXPECT_EQ(s.in != 0, recvs[first + k]);
+    EXPECT_TRUE(s.sent == 0 || (s.rung <= s.sent && s.sent <= s.released));
+    EXPECT_TRUE(s.in == 0 || (s.rung <= s.in && s.in <= s.released));
+    EXPECT_GE(s.rung, k > 0 ? stages[k - 1].released : 0);
+  }
+  EXPECT_EQ(channel->recentStages(stages.data(), 2), 2u);  // the latest two, oldest first
+  EXPECT_EQ(stages[1].id, ids.back());
+}
+
 // Persistent operations replayed as a CUDA graph replays them: a transfer of several rounds is added
 // once, one persistent operation per round; before each replay the sender writes new data into its
 // outboxes, and the receiver checks each time. One-off transfers in between share the operation table.

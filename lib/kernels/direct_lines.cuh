@@ -1,8 +1,9 @@
 // The direct engine's algorithms over lines, written against a Lines type (Word, kUnit, at, send, recv,
-// reduce, token, awaitToken) so that the line format stays apart from the algorithms: direct_narrow_lines.cuh's 16-byte lines
-// (128-byte lines were tried the same way: docs/architecture.md, "The direct engine"). Steps are numbered
-// 2 * epoch and 2 * epoch + 1 within the block's epoch-th operation; the Lines type turns a step into its
-// flag. Lines carry their own flags: a block without a share has nothing to wait for.
+// reduce, token, awaitToken) so that the line format stays apart from the algorithms:
+// direct_narrow_lines.cuh's 16-byte lines (128-byte lines were tried the same way: docs/architecture.md,
+// "The direct engine"). Steps are numbered 2 * epoch and 2 * epoch + 1 within the block's epoch-th
+// operation; the Lines type turns a step into its flag. Lines carry their own flags: a block without a
+// share has nothing to wait for.
 #pragma once
 
 #include "block_copy.cuh"

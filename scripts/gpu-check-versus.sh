@@ -16,9 +16,17 @@
 # then scripts/versus-table.py: a table per operation, the worst ratio of each size class against its target,
 # the #wrong of every run, a plot. The logs go to $RESULTS/logs and end up packed in versus-logs.tar.gz: few
 # files come back from a GPU machine.
+# With VERSUS_HOSTS (a layout of the hosts mode: 2h, 2x2, 4h...) the same runs cross virtual hosts (issue #36):
+# every rank gets ALLOY_HOSTID and NCCL_HOSTID from the hosts mode's wrapper, NCCL moves its bytes over its
+# socket transport on loopback (NCCL_IB_DISABLE=1 NCCL_SOCKET_IFNAME=lo) and Alloy over UCX
+# (VERSUS_HOSTS_TLS, tcp by default; built against the wheel in .whl/ as the hosts mode is); the link ceiling
+# and host-cost are left out, tools/net-stages splits small operations into their stages, and the table
+# judges #36's targets.
 
 # shellcheck source=scripts/gpu-check-nccl.sh
 source scripts/gpu-check-nccl.sh
+# shellcheck source=scripts/gpu-check-hosts.sh
+source scripts/gpu-check-hosts.sh
 
 VERSUS_OPS_DEFAULT="all_reduce reduce_scatter broadcast all_gather alltoall sendrecv reduce"
 
@@ -40,13 +48,38 @@ versus_check_env() {
   done
 }
 
+# Between virtual hosts (VERSUS_HOSTS): the hosts mode's map of ranks to hosts, and what every run of both
+# libraries gets besides (mpirun -x words; the ranks' host names come from the wrapper).
+versus_map=
+versus_hosts_x=()
+# What each run's program is started through: nothing on one host, the hosts mode's wrapper and its map.
+versus_wrap=()
+
 # Sets x_args: mpirun's -x arguments of configuration $1 (an index), NVLink multicast off and its settings.
 x_args=()
 versus_x() {
   local word words=()
   read -ra words <<<"${versus_envs[$1]}"
-  x_args=(-x NCCL_NVLS_ENABLE=0)
+  x_args=(-x NCCL_NVLS_ENABLE=0 "${versus_hosts_x[@]}")
   for word in "${words[@]}"; do x_args+=(-x "$word"); done
+}
+
+# VERSUS_HOSTS set: checks the layout against the GPUs, sets the map, the wrapper and the runs' environment,
+# finds the UCX to build with, and adds net-stages to the build. One rank per GPU as on one host.
+versus_hosts_setup() {
+  local tls
+  versus_map=$(hosts_map "$VERSUS_HOSTS")
+  [ -n "$versus_map" ] || fail_mode "VERSUS_HOSTS: '$VERSUS_HOSTS' is not a layout (2h, 3h, 4h, 2x2, 2+1 or a map such as 0,0,1,1)"
+  [ "$(hosts_ranks "$versus_map")" -eq "$NGPU" ] ||
+    fail_mode "VERSUS_HOSTS=$VERSUS_HOSTS has $(hosts_ranks "$versus_map") ranks; this run has one per GPU, $NGPU (set NGPU)"
+  tls=$(hosts_tls "${VERSUS_HOSTS_TLS:-tcp}")
+  versus_wrap=("${hosts_wrapper[@]}" "$versus_map")
+  versus_hosts_x=(-x NCCL_IB_DISABLE=1 -x NCCL_SOCKET_IFNAME=lo -x UCX_TLS="$tls")
+  local word
+  for word in "${hosts_env[@]}"; do versus_hosts_x+=(-x "$word"); done
+  hosts_setup_ucx
+  # As the hosts mode: pkg-config's answer looked up afresh (a folder configured before keeps its own).
+  configure_args+=(-U 'UCX_*' -U 'pkgcfg_lib_UCX_*' -U '__pkg_config_checked_UCX' -U '__pkg_config_arguments_UCX')
 }
 
 # One run on NGPU ranks, one per GPU (nccl-tests and the graph test pick device = local rank): mpirun's -x
@@ -70,7 +103,12 @@ versus_run() {
   log "$name: at most $limit s"
   start=$(date +%s)
   # shellcheck disable=SC2154  # test_mpirun: gpu-check-common.sh's launcher (unbound, vader; -np set here)
-  run_bounded "$limit" "$RESULTS/logs/$name.log" "${test_mpirun[@]}" -np "$NGPU" "$@" || rc=$?
+  # Between virtual hosts MPI's own traffic stays off UCX (the hosts mode's ob1), and the program starts
+  # through the wrapper that names its host: the arguments after the -x words are the program.
+  local launcher=("${test_mpirun[@]}") xs=()
+  while [ "$#" -gt 0 ] && [ "$1" = -x ]; do xs+=("$1" "$2"); shift 2; done
+  [ -n "$versus_map" ] && launcher=("${hosts_mpirun[@]}")
+  run_bounded "$limit" "$RESULTS/logs/$name.log" "${launcher[@]}" -np "$NGPU" "${xs[@]}" "${versus_wrap[@]}" "$@" || rc=$?
   status=$(run_status "$RESULTS/logs/$name.log" "$rc" "$limit" "$cap" 1 0 1)
   versus_rows+=("$(printf '  %-36s %-26s %4d s' "$name" "$status" "$(($(date +%s) - start))")")
   case $status in
@@ -90,11 +128,11 @@ versus_ldd() {
 
 # The tool $1 from PATH, else from the folders after it (patterns: the newest version sorts last), or nothing.
 versus_tool() {
-  local name=$1 dir found=
+  local name=$1 dir hit=
   shift
   command -v "$name" && return
-  for dir in "$@"; do [ -x "$dir/$name" ] && found=$dir/$name; done
-  [ -n "$found" ] && echo "$found"
+  for dir in "$@"; do [ -x "$dir/$name" ] && hit=$dir/$name; done
+  [ -n "$hit" ] && echo "$hit"
 }
 
 # VERSUS_PROFILE=1: nsys over Alloy's all_reduce at 512 MB and 1 MB and broadcast at 128 MB, a report per rank,
@@ -178,9 +216,15 @@ mode_versus() {
   [ -f "$nccl_lib" ] || fail_mode "no NVIDIA libnccl.so.2 by path: set ALLOY_PERF_NCCL_LIB"
   nccl_dir=$(cd "$(dirname "$nccl_lib")" && pwd)
   configure_args+=("-DALLOY_NCCL_INCLUDE_DIR=$include")
-  build alloy_nccl alloy-perf link-ceiling host-cost
+  local targets=(alloy_nccl alloy-perf link-ceiling host-cost)
+  if [ -n "${VERSUS_HOSTS:-}" ]; then
+    versus_hosts_setup
+    targets=(alloy_nccl alloy-perf net-stages)
+  fi
+  build "${targets[@]}"
   [ -e "$BUILD_DIR/nccl/libnccl.so.2" ] ||
     fail_mode "no $BUILD_DIR/nccl/libnccl.so.2 after the build: was nccl.h taken? (see configure.log)"
+  [ -n "$versus_map" ] && hosts_check_ucx_build "$BUILD_DIR/nccl/libnccl.so.2"
   local alloy_dir build_abs
   alloy_dir=$(cd "$BUILD_DIR/nccl" && pwd)
   build_abs=$(cd "$BUILD_DIR" && pwd)
@@ -208,16 +252,23 @@ mode_versus() {
   start_budget "${VERSUS_BUDGET:-420}"
   # The link ceiling of these GPUs (tools/link-ceiling), which the large sizes are judged against too.
   local probe=$BUILD_DIR/tools/link-ceiling/link-ceiling
-  if [ -x "$probe" ]; then
+  if [ -x "$probe" ] && [ -z "$versus_map" ]; then
     CUDA_VISIBLE_DEVICES=$(seq -s, 0 $((NGPU - 1))) timeout 120 "$probe" >"$RESULTS/logs/versus-ceiling.log" 2>&1 ||
       log "link-ceiling FAILED (logs/versus-ceiling.log)"
   fi
   local cap=${VERSUS_TIMEOUT:-90} i tag lib host_cost=$BUILD_DIR/tools/host-cost/host-cost
-  if [ -x "$host_cost" ]; then
-    versus_optional=1  # a measurement beside the table: its failure shows in its row only
+  local net_stages=$BUILD_DIR/tools/net-stages/net-stages bytes
+  versus_optional=1  # measurements beside the table: a failure shows in its row only
+  if [ -x "$host_cost" ] && [ -z "$versus_map" ]; then
     versus_run "versus-host-cost-np$NGPU" 60 -x NCCL_NVLS_ENABLE=0 "$host_cost"
-    versus_optional=0
   fi
+  if [ -n "$versus_map" ]; then
+    for bytes in ${VERSUS_STAGES_BYTES:-8 8192}; do
+      versus_x 1
+      versus_run "versus-net-stages-${bytes}B-np$NGPU" 60 "${x_args[@]}" "$net_stages" -n 32 -b "$bytes"
+    done
+  fi
+  versus_optional=0
   # Two cycles by default, the table from the second: in a fresh process the first few milliseconds run
   # slow (session 12: send/recv's 8 B and 32 B rows at 10.1-10.5 us in a run whose later rows took 7.5-7.9,
   # after nccl-tests' own warm-up of every size).
@@ -260,6 +311,7 @@ mode_versus() {
 
   local table rc=0 lib_args=() row nccl_load alloy_load
   for i in "${!versus_tags[@]}"; do lib_args+=(--lib "${versus_tags[$i]}=${versus_texts[$i]}"); done
+  [ -n "$versus_map" ] && lib_args+=(--between-hosts)
   table=$(python3 scripts/versus-table.py --logs "$RESULTS/logs" --np "$NGPU" --ops "$ops" "${lib_args[@]}" \
     --png "$RESULTS/versus.png" 2>&1) || rc=$?
   case $rc in
@@ -274,6 +326,8 @@ mode_versus() {
     echo
     echo "==== gpu-check versus summary ===="
     echo "machine: $NGPU x $gpu_name; one rank per GPU; NCCL_NVLS_ENABLE=0"
+    [ -n "$versus_map" ] && echo "between virtual hosts: VERSUS_HOSTS=$VERSUS_HOSTS (host of each rank: $versus_map);" \
+      "${versus_hosts_x[*]}; $ucx_source; $ucx_build"
     echo "NCCL:  $nccl_lib; nccl-tests load $nccl_load"
     echo "Alloy: $alloy_dir/libnccl.so.2 (nccl.h of $include); nccl-tests load $alloy_load"
     echo "build: $build_status; nccl-tests (against NCCL, in $tests_dir): $tests_status"
@@ -283,6 +337,9 @@ mode_versus() {
     for row in "${versus_prof_lines[@]}"; do echo "profile: $row"; done
     [ -f "$RESULTS/logs/versus-host-cost-np$NGPU.log" ] &&
       sed -n '/^host-cost:/,$p' "$RESULTS/logs/versus-host-cost-np$NGPU.log" | head -40
+    for f in "$RESULTS"/logs/versus-net-stages-*B-np"$NGPU".log; do
+      [ -f "$f" ] && sed -n '/^net-stages:/,$p' "$f" | head -40
+    done
     echo "$table"
     result_line "$versus_bad" "$versus_not_run" "the runs above and versus-logs.tar.gz" VERSUS_BUDGET
     echo "results: $RESULTS: summary.txt, versus.png, the logs in versus-logs.tar.gz"

@@ -164,6 +164,12 @@
 #                             broadcast at 128 MB, and ncu (rank 0) over its all_reduce at 512 MB, where found,
 #                             within VERSUS_BUDGET; kernel summaries in prof-summary.txt (default 0)
 #   VERSUS_NCU_KERNELS        ncu's -k (default regex:directKernel|reduceKernel|slotReduceKernel|p2pKernel)
+#   VERSUS_HOSTS              a layout of the hosts mode (2h, 4h, 2x2, ...; one rank per GPU): every run crosses
+#                             virtual hosts, NCCL over its socket transport on loopback, Alloy over UCX (the
+#                             wheel in .whl/), judged by issue #36's targets; no link ceiling or host-cost,
+#                             tools/net-stages instead (default: one host)
+#   VERSUS_HOSTS_TLS          Alloy's UCX transport there, as in HOSTS_RUNS (default tcp)
+#   VERSUS_STAGES_BYTES       net-stages' sizes there, space separated (default "8 8192")
 # osu mode (also ALLOY_PERF_NCCL_LIB as in check mode):
 #   OSU_BENCHMARKS            OSU collectives, space separated (default "osu_allreduce osu_bcast osu_allgather
 #                             osu_alltoallv")

@@ -3,7 +3,7 @@
 Alloy's libnccl.so.2, Alloy's alltoallv against NCCL's (alloy-perf) and one allreduce per CUDA graph replay.
 
     versus-table.py --logs DIR --np N --ops "all_reduce broadcast ..." --lib nccl=TEXT --lib alloy=TEXT
-                    [--lib alloy-v1=TEXT ...] [--png OUT.png]
+                    [--lib alloy-v1=TEXT ...] [--png OUT.png] [--between-hosts]
 
 The first --lib is the reference (NVIDIA's NCCL), the others Alloy's configurations: a tag as the files and
 the columns name it, and what it stands for. Files read from DIR, each optional (what is missing is said):
@@ -15,7 +15,8 @@ the columns name it, and what it stands for. Files read from DIR, each optional 
   versus-ceiling.log           tools/link-ceiling's output: its "ceiling: X GB/s" line, the per-GPU link
                                ceiling that the 128 MB - 1 GB class must reach 0.9 of
 Prints per operation a table and the worst ratio of each size class against its target, the #wrong sums
-of every run, and draws bus bandwidth against size with --png. Exit status 3 where any run counted wrong
+of every run, and draws bus bandwidth against size with --png. --between-hosts judges the runs by issue #36's
+targets for ranks on several hosts (NCCL's socket path against Alloy's network channel) instead of #32's. Exit status 3 where any run counted wrong
 elements, else 0: a target missed is reported, not an error.
 """
 from __future__ import annotations
@@ -49,6 +50,10 @@ class SizeClass:
 NCCL_TESTS_CLASSES = (SizeClass("8 B - 64 KB", 8, 64 * KB, False, 0.7),
                       SizeClass("256 KB - 16 MB", 256 * KB, 16 * MB, True, 1.2),
                       SizeClass("128 MB - 1 GB", 128 * MB, 1 * GB, True, 1.05))
+# Between hosts (issue #36; NCCL over its socket transport): small sizes at most 0.8x NCCL's time, 16 MB and up
+# at least 1.5x its bus bandwidth; no link ceiling (the wire is the network, not NVLink).
+HOSTS_CLASSES = (SizeClass("8 B - 64 KB", 8, 64 * KB, False, 0.8),
+                 SizeClass("16 MB - 1 GB", 16 * MB, 1 * GB, True, 1.5))
 # Alloy's busbw over the link ceiling that tools/link-ceiling measured (not over NCCL's).
 CEILING_CLASS = SizeClass("128 MB - 1 GB", 128 * MB, 1 * GB, True, 0.9)
 ALLTOALLV_CLASSES = (SizeClass("256 KB - 1 GB", 256 * KB, 1 * GB, True, 1.5),)
@@ -332,7 +337,10 @@ def main() -> int:
     parser.add_argument("--lib", action="append", required=True, metavar="TAG=TEXT",
                         help="a library configuration; the first is the reference")
     parser.add_argument("--png", help="write the plot here")
+    parser.add_argument("--between-hosts", action="store_true",
+                        help="ranks on several (virtual) hosts: issue #36's targets, no link ceiling")
     args = parser.parse_args()
+    classes = HOSTS_CLASSES if args.between_hosts else NCCL_TESTS_CLASSES
     libs = [(s.split("=", 1) + [s])[:2] for s in args.lib]
     tags = [t for t, _ in libs]
     ref_tag, alloy_tags = tags[0], tags[1:]
@@ -343,7 +351,9 @@ def main() -> int:
     print("legend: " + "; ".join(f"{t} = {text}" for t, text in libs))
     print(f"ratio: time alloy/nccl below {human(BUSBW_FROM)} (lower is better), busbw alloy/nccl from "
           f"{human(BUSBW_FROM)} on (higher is better); out-of-place columns; worst over the sizes of a class")
-    ceiling, ceiling_line = parse_ceiling(os.path.join(args.logs, "versus-ceiling.log"))
+    ceiling, ceiling_line = None, "not judged (between hosts)"
+    if not args.between_hosts:
+        ceiling, ceiling_line = parse_ceiling(os.path.join(args.logs, "versus-ceiling.log"))
     print(f"link ceiling (tools/link-ceiling): {ceiling_line}")
     verdicts: list[Verdict] = []
     run_lines: list[str] = []
@@ -353,7 +363,7 @@ def main() -> int:
         runs = {t: parse_nccl_tests(path(op, t)) for t in tags}
         columns = [Column(ref_tag, runs[ref_tag])] + [Column(t, runs[t], runs[ref_tag]) for t in alloy_tags]
         print()
-        print("\n".join(table(f"{op} (nccl-tests, {args.np} ranks)", columns, NCCL_TESTS_CLASSES, by_size, verdicts)))
+        print("\n".join(table(f"{op} (nccl-tests, {args.np} ranks)", columns, classes, by_size, verdicts)))
         if ceiling is not None:
             for t in alloy_tags:
                 v = judge_ceiling(runs[t], ceiling)

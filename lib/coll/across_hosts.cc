@@ -65,7 +65,7 @@ bool hierarchical(alloyComm_t comm, alloyRedOp_t op) { return op != alloyAvg && 
 class HostThenRail {
  public:
   HostThenRail(alloyComm_t comm, const Reduction& r, cudaStream_t stream, size_t count)
-      : comm_(comm), es_(dataTypeSize(r.type)), partial_(stream), local_(comm, r, stream), rail_(comm, r, stream) {
+      : comm_(comm), es_(dataTypeSize(r.type)), partial_(comm, stream), local_(comm, r, stream), rail_(comm, r, stream) {
     const LocalTopology& t = comm->topology;
     localParts_ = evenParts(count, es_, t.localSize);
     railPieces_ = evenParts(localParts_[t.localRank].count, es_, static_cast<int>(t.railPeers().size()));
@@ -145,7 +145,7 @@ alloyResult_t hierarchicalReduce(const char* send, char* recv, size_t count, con
   const Part mine = reduce.pieceOf(t.localRank, reduce.railIndex());
   const bool isRoot = comm->rank == root;
   // Off the root the reduced piece waits in scratch memory for the gather (recvbuff is the root's only).
-  StreamScratch held(stream);
+  StreamScratch held(comm, stream);
   if (!isRoot) ALLOY_TRY(held.allocate(mine.count * es, r.function));
   char* reduced = isRoot ? recv + mine.first * es : held.get();
   P2pPlan gather(comm, kOpReduce);
@@ -182,7 +182,7 @@ alloyResult_t hierarchicalReduceScatter(const char* send, char* recv, size_t rec
   for (int q = 0; q < t.localSize; ++q) railParts[q] = Part{q * hosts * recvcount, hosts * recvcount};
   for (int h = 0; h < hosts; ++h) railBlocks[h] = Part{h * recvcount, recvcount};
   const int railIndex = static_cast<int>(std::find(rail.begin(), rail.end(), comm->rank) - rail.begin());
-  StreamScratch packed(stream), partial(stream);
+  StreamScratch packed(comm, stream), partial(comm, stream);
   ALLOY_TRY(packed.allocate(comm->nranks * recvcount * es, r.function));
   ALLOY_TRY(partial.allocate(hosts * recvcount * es, r.function));
   GroupReduce host(comm, r, stream), along(comm, r, stream);
@@ -214,7 +214,7 @@ alloyResult_t reduceScatterAcrossHosts(const void* sendbuff, void* recvbuff, siz
   // them against the flat round's parts (round_cost.h).
   if (whole <= allreduceOneShotMaxBytes(comm->nranks) && op != alloyAvg &&
       fewerRoundsChosen(comm, "ALLOY_REDUCE_SCATTER_DOUBLING", doublingDepth, part, whole)) {
-    StreamScratch reduced(stream);
+    StreamScratch reduced(comm, stream);
     ALLOY_TRY(reduced.allocate(whole, function));
     ALLOY_TRY(doublingAllReduce(send, reduced.get(), comm->nranks * recvcount, r, comm, stream));
     DeviceGuard guard(comm->cudaDevice);
@@ -274,7 +274,7 @@ alloyResult_t reduceAcrossHosts(const void* sendbuff, void* recvbuff, size_t cou
   const std::vector<Part> parts = evenParts(count, es, comm->nranks);
   const Part mine = parts[comm->rank];
   // Off the root the reduced part waits in scratch memory for the gather (recvbuff is the root's only).
-  StreamScratch partial(stream);
+  StreamScratch partial(comm, stream);
   if (!isRoot) ALLOY_TRY(partial.allocate(mine.count * es, function));
   char* reduced = isRoot ? recv + mine.first * es : partial.get();
   P2pPlan gather(comm, kOpReduce);

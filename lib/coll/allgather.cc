@@ -38,7 +38,7 @@ alloyResult_t allGatherAlongRails(const void* sendbuff, char* recv, size_t block
   const std::vector<int>& rail = t.railPeers();
   const size_t hosts = rail.size(), railBytes = hosts * blockBytes;
   const bool direct = railOrderIsRankOrder(t);
-  StreamScratch scratch(stream);
+  StreamScratch scratch(comm, stream);
   if (!direct) ALLOY_TRY(scratch.allocate(comm->nranks * blockBytes, fn));
   char* gathered = direct ? recv : scratch.get();  // rail order
   char* myRail = gathered + t.localRank * railBytes;

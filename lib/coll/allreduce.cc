@@ -60,8 +60,8 @@ alloyResult_t allReduce(const void* sendbuff, void* recvbuff, size_t count, allo
   ALLOY_TRY(checkElementAligned(recvbuff, dataTypeSize(datatype), fn, "recvbuff"));
   ALLOY_TRY(checkInPlaceOrDisjoint(sendbuff, bytes, recvbuff, bytes, recvbuff, fn));
   if (bytes == 0) return alloySuccess;
-  ScaledInput input(stream);
-  ALLOY_TRY(input.prepare(scalar, comm, datatype, sendbuff, count, recvbuff, fn));
+  ScaledInput input(comm, stream);
+  ALLOY_TRY(input.prepare(scalar, datatype, sendbuff, count, recvbuff, fn));
   sendbuff = input.get();
   if (comm->topology.spansHosts()) return allReduceAcrossHosts(sendbuff, recvbuff, count, datatype, op, comm, stream, fn);
   DirectPlan direct(comm, datatype, op, kOpAllReduce);

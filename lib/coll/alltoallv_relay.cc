@@ -76,7 +76,7 @@ alloyResult_t alltoallvThroughRails(const char* send, const size_t sendcounts[],
   const RelayPlan plan = planRelay(comm->topology, hostOf, comm->rank, sendBytes, sendOffsets, recvBytes, recvOffsets,
                                    [&](int j, int d) { return board.sent(j, d); });
 
-  StreamScratch packScratch(stream), relayScratch(stream);
+  StreamScratch packScratch(comm, stream), relayScratch(comm, stream);
   ALLOY_TRY(packScratch.allocate(plan.packBytes, fn));
   char* relay = static_cast<char*>(relaybuff);
   if (plan.relayBytes > 0 && !allocationHolds(relaybuff, plan.relayBytes)) {

@@ -9,7 +9,7 @@
 namespace alloy {
 
 GroupReduce::GroupReduce(alloyComm_t comm, const Reduction& r, cudaStream_t stream)
-    : comm_(comm), r_(r), stream_(stream), slots_(stream), exchange_(comm, r.operation) {}
+    : comm_(comm), r_(r), stream_(stream), slots_(comm, stream), exchange_(comm, r.operation) {}
 
 alloyResult_t GroupReduce::prepare(const std::vector<int>& members, int me, const char* input,
                                    const std::vector<Part>& parts, char* dst) {

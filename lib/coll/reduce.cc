@@ -43,7 +43,7 @@ alloyResult_t reduceByParts(const char* send, char* recv, size_t count, alloyDat
   const size_t es = dataTypeSize(type);
   const bool isRoot = comm->rank == root;
   const Part mine = partOf(count, es, comm->nranks, comm->rank);
-  StreamScratch partial(stream);
+  StreamScratch partial(comm, stream);
   if (!isRoot) ALLOY_TRY(partial.allocate(mine.count * es, fn));
   char* reduced = isRoot ? recv + mine.first * es : partial.get();
   ReducePlan scatter(comm, type, op, kOpReduce);
@@ -81,8 +81,8 @@ alloyResult_t reduce(const void* sendbuff, void* recvbuff, size_t count, alloyDa
     ALLOY_TRY(checkInPlaceOrDisjoint(sendbuff, bytes, recvbuff, bytes, recvbuff, fn));
   }
   if (bytes == 0) return alloySuccess;
-  ScaledInput input(stream);
-  ALLOY_TRY(input.prepare(scalar, comm, datatype, sendbuff, count, isRoot ? recvbuff : nullptr, fn));
+  ScaledInput input(comm, stream);
+  ALLOY_TRY(input.prepare(scalar, datatype, sendbuff, count, isRoot ? recvbuff : nullptr, fn));
   sendbuff = input.get();
   if (comm->topology.spansHosts())
     return reduceAcrossHosts(sendbuff, recvbuff, count, datatype, op, root, comm, stream, fn);

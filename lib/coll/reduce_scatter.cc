@@ -34,8 +34,8 @@ alloyResult_t reduceScatter(const void* sendbuff, void* recvbuff, size_t recvcou
   ALLOY_TRY(checkInPlaceOrDisjoint(send, sendBytes, recvbuff, partBytes,
                                    static_cast<const char*>(recvbuff) - comm->rank * partBytes, fn));
   if (partBytes == 0) return alloySuccess;
-  ScaledInput input(stream);
-  ALLOY_TRY(input.prepare(scalar, comm, datatype, sendbuff, recvcount * comm->nranks, nullptr, fn));
+  ScaledInput input(comm, stream);
+  ALLOY_TRY(input.prepare(scalar, datatype, sendbuff, recvcount * comm->nranks, nullptr, fn));
   sendbuff = input.get();
   send = static_cast<const char*>(sendbuff);
   if (comm->topology.spansHosts())

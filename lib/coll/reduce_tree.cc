@@ -35,7 +35,7 @@ alloyResult_t treeReduce(const char* send, char* recv, size_t count, const Reduc
 
   // Where a member accumulates: the root's recvbuff; elsewhere scratch that waits for the parent (recvbuff
   // is the root's only). A leaf of the tree with nothing to add from its host sends its input as it is.
-  StreamScratch partial(stream);
+  StreamScratch partial(comm, stream);
   const bool accumulates = member && (alongRails || !node.children.empty());
   if (accumulates && !isRoot) ALLOY_TRY(partial.allocate(bytes, r.function));
   char* sum = isRoot ? recv : partial.get();

@@ -8,11 +8,11 @@
 
 namespace alloy {
 
-alloyResult_t ScaledInput::prepare(const PreMulScalar* scalar, alloyComm_t comm, alloyDataType_t type,
-                                   const void* input, size_t count, void* into, const char* function) {
+alloyResult_t ScaledInput::prepare(const PreMulScalar* scalar, alloyDataType_t type, const void* input, size_t count,
+                                   void* into, const char* function) {
   input_ = input;
   if (scalar == nullptr) return alloySuccess;
-  DeviceGuard guard(comm->cudaDevice);
+  DeviceGuard guard(comm_->cudaDevice);
   char* dst = static_cast<char*>(into);
   if (dst == nullptr) {
     ALLOY_TRY(scratch_.allocate(count * dataTypeSize(type), function));

@@ -6,7 +6,7 @@
 //
 // Where the scaled input goes: into the collective's own output when that is as large as the input and
 // is overwritten by the result anyway (allreduce; reduce at the root), so that the collective runs in
-// place and needs no memory of its own; else into scratch taken with cudaMallocAsync on the stream and
+// place and needs no memory of its own; else into scratch taken on the stream (stream_scratch.h) and
 // freed there after the collective (reduce elsewhere than the root, reduce-scatter), as the reducing
 // collectives take theirs: stream-ordered, that operation's alone, captured by a CUDA graph as
 // allocation nodes. The caller's sendbuff is never written.
@@ -24,17 +24,18 @@ namespace alloy {
 
 class ScaledInput {
  public:
-  explicit ScaledInput(cudaStream_t stream) : stream_(stream), scratch_(stream) {}
+  ScaledInput(alloyComm_t comm, cudaStream_t stream) : comm_(comm), stream_(stream), scratch_(comm, stream) {}
 
   // Without a scalar (a built-in operator) the input is read as it is. With one, enqueues the scaling of
   // input's count elements into `into`, or into scratch where into is NULL. Arguments must have been
   // checked by the collective. The scratch, if any, lives until this object goes.
-  alloyResult_t prepare(const PreMulScalar* scalar, alloyComm_t comm, alloyDataType_t type, const void* input,
-                        size_t count, void* into, const char* function);
+  alloyResult_t prepare(const PreMulScalar* scalar, alloyDataType_t type, const void* input, size_t count, void* into,
+                        const char* function);
   // Where the collective reads this rank's input.
   const void* get() const { return input_; }
 
  private:
+  alloyComm_t comm_;
   cudaStream_t stream_;
   StreamScratch scratch_;
   const void* input_ = nullptr;

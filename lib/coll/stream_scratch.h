@@ -1,6 +1,7 @@
 // Stream-ordered scratch memory of one operation: allocated on the stream before the operation's first
 // step and freed on it after the last, so that it is that operation's alone even when operations run at
-// once on several streams or replay from graphs (capture turns both calls into graph nodes).
+// once on several streams or replay from graphs (capture turns both calls into graph nodes). It comes from
+// the communicator's pool (lib/core/scratch_pool.h), which keeps freed scratch across synchronisations.
 #pragma once
 
 #include <cuda_runtime.h>
@@ -8,13 +9,14 @@
 #include <cstddef>
 
 #include "alloy.h"
+#include "comm.h"
 #include "error.h"
 
 namespace alloy {
 
 class StreamScratch {
  public:
-  explicit StreamScratch(cudaStream_t stream) : stream_(stream) {}
+  StreamScratch(alloyComm_t comm, cudaStream_t stream) : comm_(comm), stream_(stream) {}
   ~StreamScratch() {
     if (base_ != nullptr) cudaFreeAsync(base_, stream_);
   }
@@ -23,11 +25,19 @@ class StreamScratch {
 
   alloyResult_t allocate(size_t bytes, const char* function) {
     if (bytes == 0) return alloySuccess;
-    const cudaError_t err = cudaMallocAsync(reinterpret_cast<void**>(&base_), bytes, stream_);
+    cudaMemPool_t pool = nullptr;
+    cudaError_t err = comm_->scratchPool.get(comm_->cudaDevice, &pool);
+    if (err != cudaSuccess) {
+      cudaGetLastError();
+      return fail(alloyCudaError, "%s: cannot make the communicator's scratch memory pool (cudaMemPoolCreate: %s)",
+                  function, cudaGetErrorString(err));
+    }
+    err = cudaMallocFromPoolAsync(reinterpret_cast<void**>(&base_), bytes, pool, stream_);
     if (err != cudaSuccess) {
       cudaGetLastError();
       base_ = nullptr;
-      return fail(alloyCudaError, "%s: cannot allocate %zu bytes of scratch memory on the stream (cudaMallocAsync: %s)",
+      return fail(alloyCudaError,
+                  "%s: cannot allocate %zu bytes of scratch memory on the stream (cudaMallocFromPoolAsync: %s)",
                   function, bytes, cudaGetErrorString(err));
     }
     return alloySuccess;
@@ -35,6 +45,7 @@ class StreamScratch {
   char* get() const { return base_; }
 
  private:
+  alloyComm_t comm_;
   cudaStream_t stream_;
   char* base_ = nullptr;
 };

@@ -9,6 +9,7 @@
 #include "bootstrap.h"
 #include "device_comm.h"
 #include "endpoint.h"
+#include "scratch_pool.h"
 #include "topology.h"
 
 namespace alloy {
@@ -52,6 +53,8 @@ struct alloyComm {
   // alltoallv's count exchange among the ranks of this host, opened by the first alltoallv through the
   // rails (lib/coll/relay_board.h).
   alloy::RelayBoardPtr relayBoard{nullptr, nullptr};
+  // Where the operations' stream-ordered scratch comes from (lib/core/scratch_pool.h).
+  alloy::ScratchPool scratchPool;
 
   alloyComm();
   ~alloyComm();

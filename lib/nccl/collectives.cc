@@ -9,6 +9,7 @@
 #include "error.h"
 #include "nccl_comm.h"
 #include "reductions.h"
+#include "stream_scratch.h"
 
 static_assert(ncclInt8 == static_cast<int>(alloyInt8) && ncclUint8 == static_cast<int>(alloyUint8) &&
                   ncclInt32 == static_cast<int>(alloyInt32) && ncclUint32 == static_cast<int>(alloyUint32) &&
@@ -50,24 +51,15 @@ alloyResult_t inPlaceAlltoAll(void* buffer, size_t count, alloyDataType_t dataty
     return alloy::fail(alloyInvalidArgument, "ncclAlltoAll: datatype is %d; expected an ncclDataType_t",
                        static_cast<int>(datatype));
   const size_t bytes = count * elementBytes * static_cast<size_t>(nranks);
-  void* scratch = nullptr;
-  cudaError_t err = cudaMallocAsync(&scratch, bytes, stream);
-  if (err == cudaSuccess) err = cudaMemcpyAsync(scratch, buffer, bytes, cudaMemcpyDeviceToDevice, stream);
+  alloy::StreamScratch scratch(comm, stream);  // freed on the stream when this function returns
+  ALLOY_TRY(scratch.allocate(bytes, "ncclAlltoAll in place"));
+  const cudaError_t err = cudaMemcpyAsync(scratch.get(), buffer, bytes, cudaMemcpyDeviceToDevice, stream);
   if (err != cudaSuccess) {
     cudaGetLastError();
-    if (scratch != nullptr) cudaFreeAsync(scratch, stream);
     return alloy::fail(alloyCudaError, "ncclAlltoAll in place: staging %zu bytes on the stream failed: %s", bytes,
                        cudaGetErrorString(err));
   }
-  const alloyResult_t result = alloyAlltoAll(scratch, buffer, count, datatype, comm, stream);
-  err = cudaFreeAsync(scratch, stream);
-  if (result != alloySuccess) return result;
-  if (err != cudaSuccess) {
-    cudaGetLastError();
-    return alloy::fail(alloyCudaError, "ncclAlltoAll in place: freeing the staging on the stream failed: %s",
-                       cudaGetErrorString(err));
-  }
-  return alloySuccess;
+  return alloyAlltoAll(scratch.get(), buffer, count, datatype, comm, stream);
 }
 
 // The communicator, and the operator as Alloy's reductions take it: a built-in one passes through; one of

@@ -202,6 +202,17 @@ alloyResult_t checkOneGpuPerRankOfAProcess(const std::vector<EndpointBlob>& blob
   return alloySuccess;
 }
 
+// Whether another rank's blob names this rank's GPU (by UUID; host-only ranks name none).
+bool sharesGpuWithAnotherRank(const std::vector<EndpointBlob>& blobs, int rank) {
+  if (blobs[rank].cudaDevice < 0) return false;
+  for (size_t r = 0; r < blobs.size(); ++r) {
+    if (static_cast<int>(r) != rank && blobs[r].cudaDevice >= 0 &&
+        std::memcmp(blobs[r].gpuUuid, blobs[rank].gpuUuid, sizeof(blobs[r].gpuUuid)) == 0)
+      return true;
+  }
+  return false;
+}
+
 alloyResult_t build(alloyComm* comm, const alloyConfig_t& config) {
   comm->cudaDevice = config.cudaDevice;
   comm->timeoutMs = config.timeoutMs > 0 ? config.timeoutMs : envInt("ALLOY_TIMEOUT_MS", kDefaultTimeoutMs, 1, kMaxTimeoutMs);
@@ -238,6 +249,7 @@ alloyResult_t build(alloyComm* comm, const alloyConfig_t& config) {
   ALLOY_TRY(checkOneGpuPerRankOfAProcess(comm->blobs));
   ALLOY_TRY(checkEngineSettingsAgree(comm->blobs));
   comm->orderKey = hashBytes(&comm->blobs[0], sizeof(EndpointBlob));
+  comm->gpuShared = sharesGpuWithAnotherRank(comm->blobs, comm->rank);
   logInfo("rank %d/%d: endpoints exchanged over %s; local rank %d of %d; CUDA device %d", comm->rank,
           comm->nranks, bootstrapPathName(comm->bootstrapPath), comm->topology.localRank,
           comm->topology.localSize, comm->cudaDevice);

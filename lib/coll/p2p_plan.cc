@@ -6,6 +6,7 @@
 #include "local_transport.h"
 #include "launch_order.h"
 #include "net_rounds.h"
+#include "net_stage_plan.h"
 #include "stream_word.h"
 
 namespace alloy {
@@ -42,12 +43,16 @@ bool copiesOnly(const P2pLaunch& launch) {
   return launch.numTasks == 1 && launch.tasks[0].kind == kP2pCopy && !launch.comm.handshake;
 }
 
-alloyResult_t launchCopies(const P2pLaunch& launch, cudaStream_t stream) {
+// The copies of a launch for which copiesOnly holds.
+std::vector<P2pSegment> selfCopies(const P2pLaunch& launch) {
   const P2pTask& task = launch.tasks[0];
-  for (int s = task.firstSegment; s < task.firstSegment + task.numSegments; ++s) {
-    const P2pSegment& copy = launch.segments[s];
+  return std::vector<P2pSegment>(launch.segments + task.firstSegment,
+                                 launch.segments + task.firstSegment + task.numSegments);
+}
+
+alloyResult_t launchCopies(const P2pLaunch& launch, cudaStream_t stream) {
+  for (const P2pSegment& copy : selfCopies(launch))
     ALLOY_CUDA_TRY(cudaMemcpyAsync(copy.dst, copy.src, copy.bytes, cudaMemcpyDefault, stream));
-  }
   return alloySuccess;
 }
 
@@ -151,6 +156,27 @@ alloyResult_t P2pPlan::launch(cudaStream_t stream, const char* function) {
     // a graph; a captured round stays in the channel so that every replay rings the same operation.
     RemoteChannel* channel = comm_->net.get();
     const auto bell = [&](size_t r) { return channel->doorbellForDevice(RemoteChannel::boxOf(r)); };
+    const bool selfOnly = copiesOnly(args_);
+    NetStageLaunch stage;
+    if (!args_.comm.handshake && planNetStage(comm_, rounds_, selfOnly ? selfCopies(args_) : std::vector<P2pSegment>{},
+                                              &stage)) {
+      // A small operation of one round: the staging kernel stages, rings, copies this rank's own blocks,
+      // waits for the release and copies out; where peers on this host take part, their kernel runs
+      // between its ring and its wait, which are then two launches.
+      uint32_t id = 0;
+      ALLOY_TRY(channel->addOperation(std::move(rounds_[0].operation), captured, &id));
+      stage.bell = static_cast<uint32_t*>(bell(0));
+      stage.ringValue = id + 1;
+      stage.fault = args_.comm.fault;
+      stage.ring = 1;
+      stage.wait = selfOnly || args_.numTasks == 0;
+      ALLOY_TRY(kernelLaunched(launchNetStage(stage, stream), function));
+      if (stage.wait) return alloySuccess;
+      ALLOY_TRY(kernelLaunched(launchP2p(args_, stream), function));
+      stage.ring = 0;
+      stage.wait = 1;
+      return kernelLaunched(launchNetStage(stage, stream), function);
+    }
     const auto ring = [&](size_t r) -> alloyResult_t {
       for (const StagedCopy& c : rounds_[r].stageIn) ALLOY_TRY(enqueueStagedCopy(c, stream));
       uint32_t id = 0;
@@ -158,7 +184,7 @@ alloyResult_t P2pPlan::launch(cudaStream_t stream, const char* function) {
       return streamWriteWord(stream, bell(r), id + 1, function);
     };
     if (!rounds_.empty()) ALLOY_TRY(ring(0));
-    if (copiesOnly(args_)) ALLOY_TRY(launchCopies(args_, stream));
+    if (selfOnly) ALLOY_TRY(launchCopies(args_, stream));
     else if (args_.numTasks > 0) ALLOY_TRY(kernelLaunched(launchP2p(args_, stream), function));
     for (size_t r = 0; r < rounds_.size(); ++r) {
       if (r + 1 < rounds_.size()) ALLOY_TRY(ring(r + 1));

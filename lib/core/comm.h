@@ -53,6 +53,10 @@ struct alloyComm {
   // alltoallv's count exchange among the ranks of this host, opened by the first alltoallv through the
   // rails (lib/coll/relay_board.h).
   alloy::RelayBoardPtr relayBoard{nullptr, nullptr};
+  // Another rank of this communicator runs on this rank's GPU (equal GPU UUIDs: ranks sharing one GPU,
+  // virtual hosts among them). Kernels that spin while the network works then take the other ranks'
+  // time slices, so the small operations between hosts keep the stream's form there (p2p_plan.cc).
+  bool gpuShared = false;
   // Where the operations' stream-ordered scratch comes from (lib/core/scratch_pool.h).
   alloy::ScratchPool scratchPool;
 

@@ -1,0 +1,42 @@
+// The staging of a small operation between hosts done by one kernel instead of the stream's copies and
+// memory operations (lib/coll/p2p_plan.cc; docs/architecture.md, "Small operations between hosts: one
+// kernel"). The outboxes, inboxes and doorbell are pinned host memory mapped into the device's address
+// space, so the kernel's own threads store the send bytes into the outboxes, ring the doorbell after a
+// system fence, copy this rank's own blocks, poll the doorbell until the proxy releases it and load the
+// received bytes out of the inboxes. The proxy's side is the same as for the stream's form.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <cstddef>
+#include <cstdint>
+
+#include "device_comm.h"
+
+namespace alloy {
+
+struct NetStageCopy {
+  const char* src;
+  char* dst;
+  size_t bytes;
+};
+
+// Copies of one launch, at most this many (24 bytes each: the argument block stays below 1 KiB).
+constexpr int kNetStageMostCopies = 24;
+
+struct NetStageLaunch {
+  NetStageCopy copies[kNetStageMostCopies];
+  int staged;      // copies[0, staged): this rank's send bytes into the outboxes, before the ring
+  int local;       // copies[staged, local): this rank's own blocks, between the ring and the wait
+  int count;       // copies[local, count): the received bytes out of the inboxes, after the release
+  uint32_t* bell;  // the round's doorbell (host-mapped)
+  uint32_t ringValue;  // what the doorbell is rung with (the operation's id + 1)
+  int ring;        // 1: stage and ring (copies [0, staged) must then be the sends)
+  int wait;        // 1: wait for the release and copy out (copies [local, count))
+  FaultRecord* fault;  // host-mapped: alloyCommAbort's flag ends the wait (the proxy also releases)
+};
+
+// One block; nothing is launched when there is nothing to do.
+cudaError_t launchNetStage(const NetStageLaunch& launch, cudaStream_t stream);
+
+}  // namespace alloy

@@ -202,6 +202,15 @@ alloyResult_t checkOneGpuPerRankOfAProcess(const std::vector<EndpointBlob>& blob
   return alloySuccess;
 }
 
+// The pool of the operations' scratch (lib/core/scratch_pool.h), made now: not while a stream is captured.
+alloyResult_t makeScratchPool(alloyComm* comm) {
+  const cudaError_t err = comm->scratchPool.create(comm->cudaDevice);
+  if (err == cudaSuccess) return alloySuccess;
+  cudaGetLastError();
+  return fail(alloyCudaError, "cannot make the communicator's scratch memory pool on device %d (cudaMemPoolCreate: %s)",
+              comm->cudaDevice, cudaGetErrorString(err));
+}
+
 // Whether another rank's blob names this rank's GPU (by UUID; host-only ranks name none).
 bool sharesGpuWithAnotherRank(const std::vector<EndpointBlob>& blobs, int rank) {
   if (blobs[rank].cudaDevice < 0) return false;
@@ -229,7 +238,9 @@ alloyResult_t build(alloyComm* comm, const alloyConfig_t& config) {
   NetSetup netSetup;
   if (comm->cudaDevice >= 0) {
     DeviceGuard guard(comm->cudaDevice);
-    ALLOY_TRY(agree(*comm->bootstrap, fillGpuIdentity(comm->cudaDevice, &mine), "GPU identification"));
+    alloyResult_t identified = fillGpuIdentity(comm->cudaDevice, &mine);
+    if (identified == alloySuccess) identified = makeScratchPool(comm);
+    ALLOY_TRY(agree(*comm->bootstrap, identified, "GPU identification"));
     prepared = prepareLocalTransport(comm->cudaDevice, comm->topology.localSize, comm->timeoutMs, &mine, &transport);
     unpreparedReason = prepared == alloySuccess ? "" : lastError();
     if (comm->topology.spansHosts()) netSetup = prepareNet(comm->rank, hostOf, comm->cudaDevice, comm->timeoutMs, &mine);

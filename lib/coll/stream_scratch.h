@@ -25,14 +25,9 @@ class StreamScratch {
 
   alloyResult_t allocate(size_t bytes, const char* function) {
     if (bytes == 0) return alloySuccess;
-    cudaMemPool_t pool = nullptr;
-    cudaError_t err = comm_->scratchPool.get(comm_->cudaDevice, &pool);
-    if (err != cudaSuccess) {
-      cudaGetLastError();
-      return fail(alloyCudaError, "%s: cannot make the communicator's scratch memory pool (cudaMemPoolCreate: %s)",
-                  function, cudaGetErrorString(err));
-    }
-    err = cudaMallocFromPoolAsync(reinterpret_cast<void**>(&base_), bytes, pool, stream_);
+    cudaMemPool_t pool = comm_->scratchPool.get();
+    if (pool == nullptr) return fail(alloyInternalError, "%s: the communicator has no scratch memory pool", function);
+    const cudaError_t err = cudaMallocFromPoolAsync(reinterpret_cast<void**>(&base_), bytes, pool, stream_);
     if (err != cudaSuccess) {
       cudaGetLastError();
       base_ = nullptr;

@@ -12,26 +12,23 @@ ScratchPool::~ScratchPool() {
   if (pool_ != nullptr) cudaMemPoolDestroy(pool_);
 }
 
-cudaError_t ScratchPool::get(int device, cudaMemPool_t* pool) {
-  std::lock_guard<std::mutex> lock(mutex_);
-  if (pool_ == nullptr) {
-    cudaMemPoolProps props{};
-    props.allocType = cudaMemAllocationTypePinned;
-    props.handleTypes = cudaMemHandleTypeNone;
-    props.location.type = cudaMemLocationTypeDevice;
-    props.location.id = device;
-    cudaMemPool_t made = nullptr;
-    cudaError_t err = cudaMemPoolCreate(&made, &props);
-    if (err != cudaSuccess) return err;
-    uint64_t keep = static_cast<uint64_t>(envInt("ALLOY_SCRATCH_KEEP_BYTES", 64ll << 20, 0));
-    err = cudaMemPoolSetAttribute(made, cudaMemPoolAttrReleaseThreshold, &keep);
-    if (err != cudaSuccess) {
-      cudaMemPoolDestroy(made);
-      return err;
-    }
-    pool_ = made;
+cudaError_t ScratchPool::create(int device) {
+  if (pool_ != nullptr) return cudaSuccess;
+  cudaMemPoolProps props{};
+  props.allocType = cudaMemAllocationTypePinned;
+  props.handleTypes = cudaMemHandleTypeNone;
+  props.location.type = cudaMemLocationTypeDevice;
+  props.location.id = device;
+  cudaMemPool_t made = nullptr;
+  cudaError_t err = cudaMemPoolCreate(&made, &props);
+  if (err != cudaSuccess) return err;
+  uint64_t keep = static_cast<uint64_t>(envInt("ALLOY_SCRATCH_KEEP_BYTES", 64ll << 20, 0));
+  err = cudaMemPoolSetAttribute(made, cudaMemPoolAttrReleaseThreshold, &keep);
+  if (err != cudaSuccess) {
+    cudaMemPoolDestroy(made);
+    return err;
   }
-  *pool = pool_;
+  pool_ = made;
   return cudaSuccess;
 }
 

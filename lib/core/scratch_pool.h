@@ -1,6 +1,6 @@
 // The memory pool that a communicator's operations take their stream-ordered scratch from
-// (lib/coll/stream_scratch.h), made at the first operation that needs scratch and destroyed with the
-// communicator.
+// (lib/coll/stream_scratch.h), made with the communicator (a pool cannot be made while a stream is being
+// captured, and an operation may be the first under capture) and destroyed with it.
 //
 // Why not the device's default pool, which cudaMallocAsync uses: its release threshold is 0, so every
 // synchronisation of the stream hands the freed scratch back to the driver, and the next operation's
@@ -13,8 +13,6 @@
 
 #include <cuda_runtime.h>
 
-#include <mutex>
-
 namespace alloy {
 
 class ScratchPool {
@@ -24,11 +22,12 @@ class ScratchPool {
   ScratchPool(const ScratchPool&) = delete;
   ScratchPool& operator=(const ScratchPool&) = delete;
 
-  // The pool of `device` (the communicator's), made at the first call; an error of CUDA's otherwise.
-  cudaError_t get(int device, cudaMemPool_t* pool);
+  // Makes the pool on `device` (the communicator's), once; an error of CUDA's where it cannot.
+  cudaError_t create(int device);
+  // The pool; nullptr before create succeeded.
+  cudaMemPool_t get() const { return pool_; }
 
  private:
-  std::mutex mutex_;  // two threads may start operations of one communicator on different streams
   cudaMemPool_t pool_ = nullptr;
 };
 

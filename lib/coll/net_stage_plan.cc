@@ -28,8 +28,12 @@ bool planNetStage(alloyComm_t comm, const std::vector<NetRound>& rounds, const s
   // Ranks sharing a GPU would spin through each other's time slices: the stream's form waits without an
   // SM there. A value set in the environment applies everywhere (the tests on one GPU use it).
   const long long most = callEnvInt("ALLOY_NET_KERNEL_MAX_BYTES", comm->gpuShared ? 0 : kDefaultMaxBytes, 0, 1 << 30);
-  if (bytesOf(round.stageIn) > static_cast<size_t>(most) || bytesOf(round.stageOut) > static_cast<size_t>(most))
-    return false;
+  // This rank's own blocks too: one block of threads copies them, where the copy engine would take a large
+  // one (an alltoallv's block to itself) many times faster.
+  size_t own = 0;
+  for (const P2pSegment& s : selfCopies) own += s.bytes;
+  const size_t limit = static_cast<size_t>(most);
+  if (bytesOf(round.stageIn) > limit || bytesOf(round.stageOut) > limit || own > limit) return false;
   if (round.stageIn.size() + selfCopies.size() + round.stageOut.size() > static_cast<size_t>(kNetStageMostCopies))
     return false;
   launch->count = 0;

@@ -1,8 +1,9 @@
 // Whether a point-to-point launch's part between hosts goes through the staging kernel
 // (lib/kernels/net_stage_kernel.h) instead of the stream's copies and memory operations, and that
-// kernel's copies. It applies to an operation of one round whose bytes each way are at most
-// ALLOY_NET_KERNEL_MAX_BYTES (64 KiB; 0 where another rank shares this rank's GPU, unless set), and
-// whose copies fit one launch. docs/architecture.md, "Small operations between hosts: one kernel".
+// kernel's copies. It applies to an operation of one round whose bytes each way, and whose copies of this
+// rank's own blocks, are at most ALLOY_NET_KERNEL_MAX_BYTES each (64 KiB; 0 where another rank shares this
+// rank's GPU, unless set), and whose copies fit one launch. docs/architecture.md, "Small operations between
+// hosts: one kernel".
 #pragma once
 
 #include <vector>

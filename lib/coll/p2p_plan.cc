@@ -157,7 +157,7 @@ alloyResult_t P2pPlan::launch(cudaStream_t stream, const char* function) {
     RemoteChannel* channel = comm_->net.get();
     const auto bell = [&](size_t r) { return channel->doorbellForDevice(RemoteChannel::boxOf(r)); };
     const bool selfOnly = copiesOnly(args_);
-    NetStageLaunch stage;
+    NetStageLaunch stage{};
     if (!args_.comm.handshake && planNetStage(comm_, rounds_, selfOnly ? selfCopies(args_) : std::vector<P2pSegment>{},
                                               &stage)) {
       // A small operation of one round: the staging kernel stages, rings, copies this rank's own blocks,

@@ -72,6 +72,13 @@ TEST_F(NetStagePlan, UpTo64KiBEachWayByDefaultAndNotBeyond) {
   EXPECT_FALSE(alloy::planNetStage(&comm, {oneRound(8, (64 << 10) + 1)}, {}, &launch));
 }
 
+TEST_F(NetStagePlan, ALargeBlockToItselfKeepsTheStreamsForm) {
+  const std::vector<P2pSegment> small{P2pSegment{user[2], user[3], 64 << 10}};
+  const std::vector<P2pSegment> large{P2pSegment{user[2], user[3], (64 << 10) + 1}};
+  EXPECT_TRUE(alloy::planNetStage(&comm, {oneRound(8, 8)}, small, &launch));
+  EXPECT_FALSE(alloy::planNetStage(&comm, {oneRound(8, 8)}, large, &launch));
+}
+
 TEST_F(NetStagePlan, SeveralRoundsKeepTheStreamsForm) {
   EXPECT_FALSE(alloy::planNetStage(&comm, {oneRound(8, 8), oneRound(8, 8)}, {}, &launch));
   EXPECT_FALSE(alloy::planNetStage(&comm, {}, {}, &launch));

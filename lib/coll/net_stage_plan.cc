@@ -9,9 +9,11 @@ namespace {
 // takes (64 KiB over tcp: about 20 us), and the copy engines move the bytes as fast.
 constexpr long long kDefaultMaxBytes = 64 << 10;
 
-size_t bytesOf(const std::vector<StagedCopy>& copies) {
+// Staged copies and this rank's own blocks alike.
+template <typename Copy>
+size_t bytesOf(const std::vector<Copy>& copies) {
   size_t bytes = 0;
-  for (const StagedCopy& c : copies) bytes += c.bytes;
+  for (const Copy& c : copies) bytes += c.bytes;
   return bytes;
 }
 
@@ -30,10 +32,8 @@ bool planNetStage(alloyComm_t comm, const std::vector<NetRound>& rounds, const s
   const long long most = callEnvInt("ALLOY_NET_KERNEL_MAX_BYTES", comm->gpuShared ? 0 : kDefaultMaxBytes, 0, 1 << 30);
   // This rank's own blocks too: one block of threads copies them, where the copy engine would take a large
   // one (an alltoallv's block to itself) many times faster.
-  size_t own = 0;
-  for (const P2pSegment& s : selfCopies) own += s.bytes;
   const size_t limit = static_cast<size_t>(most);
-  if (bytesOf(round.stageIn) > limit || bytesOf(round.stageOut) > limit || own > limit) return false;
+  if (bytesOf(round.stageIn) > limit || bytesOf(round.stageOut) > limit || bytesOf(selfCopies) > limit) return false;
   if (round.stageIn.size() + selfCopies.size() + round.stageOut.size() > static_cast<size_t>(kNetStageMostCopies))
     return false;
   launch->count = 0;

@@ -29,11 +29,14 @@ struct NetOperation {
 
 // When an operation of the channel passed each stage, in nanoseconds of this machine's steady clock
 // (CLOCK_MONOTONIC, which every process of a host reads alike, so stamps of two ranks of one host compare):
-// the proxy found its doorbell rung, every send had completed, every receive's data was in, the doorbell
-// was released. `sent` is 0 for an operation without sends, `in` for one without receives.
+// the proxy found its doorbell rung, every send was handed to the transport (a small one's message posted,
+// a larger one's header signalled), every send had completed, every receive's data was in, the doorbell
+// was released. `posted` and `sent` are 0 for an operation without sends, `in` for one without receives.
+// A sender's `posted` against its receiver's `in` splits the wire (and the receiver's inbound handler and
+// poll) from the sender's proxy.
 struct NetStages {
   uint32_t id;  // the operation's id (the doorbell's value minus 1)
-  int64_t rung, sent, in, released;
+  int64_t rung, posted, sent, in, released;
 };
 
 // The most recent operations whose stages a channel keeps (RemoteChannel::recentStages).

@@ -161,8 +161,8 @@ class NetChannel final : public RemoteChannel {
   static constexpr int kBellStride = 16;
   alloyResult_t start(uint32_t id, int box);
   void finish();
-  // Stamps the operation in hand's "sent" and "in" stages the first time they hold (progress()).
-  void stampStages(bool sent, bool in);
+  // Stamps the operation in hand's "posted", "sent" and "in" stages the first time they hold (progress()).
+  void stampStages(bool posted, bool sent, bool in);
   alloyResult_t advanceSend(Peer& p, bool* moved);
   alloyResult_t advanceRecv(Peer& p, bool* moved);
   std::string describeStall() const;

@@ -112,7 +112,7 @@ alloyResult_t NetChannel::start(uint32_t id, int box) {
   }
   lastMove_ = startedAt_ = Clock::now().time_since_epoch().count();
   served_[servedCount_++ % kServedKept] = Served{id, WallClock::now().time_since_epoch().count(), 0};
-  inHand_ = NetStages{id, steadyNs(), 0, 0, 0};
+  inHand_ = NetStages{id, steadyNs(), 0, 0, 0, 0};
   logTrace("rank %d: channel %p: net operation %u (%s) starts: %zu sends, %zu receives", config_.rank,
            static_cast<void*>(this), id, operationName(current_->operation), current_->sends.size(),
            current_->recvs.size());
@@ -159,7 +159,7 @@ bool NetChannel::progress() {
       // A failed channel moves nothing: the stream goes on, and the error reaches the caller.
       currentId_ = id;
       currentBox_ = box;
-      inHand_ = NetStages{id, steadyNs(), 0, 0, 0};  // start() may have failed before its stamp
+      inHand_ = NetStages{id, steadyNs(), 0, 0, 0, 0};  // start() may have failed before its stamp
       finish();
       return false;
     }
@@ -183,17 +183,19 @@ bool NetChannel::progress() {
     logStallDetail();
     failWith(alloyTimeout, describeStall());
   }
-  bool sent = true, in = true;
+  bool posted = true, sent = true, in = true;
   for (auto& p : peers_) {
+    posted = posted && (p->send == SendState::Idle || p->send == SendState::Completing);
     sent = sent && p->send == SendState::Idle;
     in = in && p->recvBytes == 0;
   }
-  stampStages(sent, in);
+  stampStages(posted, sent, in);
   if ((sent && in) || error() != alloySuccess) finish();
   return true;
 }
 
-void NetChannel::stampStages(bool sent, bool in) {
+void NetChannel::stampStages(bool posted, bool sent, bool in) {
+  if (posted && inHand_.posted == 0 && !current_->sends.empty()) inHand_.posted = steadyNs();
   if (sent && inHand_.sent == 0 && !current_->sends.empty()) inHand_.sent = steadyNs();
   if (in && inHand_.in == 0 && !current_->recvs.empty()) inHand_.in = steadyNs();
 }

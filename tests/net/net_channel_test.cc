@@ -482,9 +482,10 @@ TEST_F(NetChannelTest, StagesOfEveryOperationInOrder) {
     EXPECT_EQ(s.id, ids[first + k]);
     EXPECT_GT(s.rung, 0);
     EXPECT_GE(s.released, s.rung);
+    EXPECT_EQ(s.posted != 0, sends[first + k]);
     EXPECT_EQ(s.sent != 0, sends[first + k]);
     EXPECT_EQ(s.in != 0, recvs[first + k]);
-    EXPECT_TRUE(s.sent == 0 || (s.rung <= s.sent && s.sent <= s.released));
+    EXPECT_TRUE(s.sent == 0 || (s.rung <= s.posted && s.posted <= s.sent && s.sent <= s.released));
     EXPECT_TRUE(s.in == 0 || (s.rung <= s.in && s.in <= s.released));
     EXPECT_GE(s.rung, k > 0 ? stages[k - 1].released : 0);
   }

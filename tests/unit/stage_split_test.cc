@@ -10,8 +10,10 @@ namespace {
 
 constexpr int64_t kUs = 1000;  // the stamps are nanoseconds
 
+// posted: a microsecond before sent where the operation sends (0 otherwise, as the channel stamps it).
 alloy::NetStages op(uint32_t id, int64_t rung, int64_t sent, int64_t in, int64_t released) {
-  return alloy::NetStages{id, rung * kUs, sent * kUs, in * kUs, released * kUs};
+  const int64_t posted = sent != 0 ? sent - 1 : 0;
+  return alloy::NetStages{id, rung * kUs, posted * kUs, sent * kUs, in * kUs, released * kUs};
 }
 
 CallTimes call(int64_t start, int64_t enqueued, int64_t done) { return CallTimes{start * kUs, enqueued * kUs, done * kUs}; }
@@ -31,6 +33,7 @@ TEST(StageSplit, EachCallTakesTheOperationsRungWithinIt) {
   EXPECT_DOUBLE_EQ(s.opsPerCall, 4.0 / 3.0);
   EXPECT_DOUBLE_EQ(s.enqueue, 5);        // 5, 4, 7
   EXPECT_DOUBLE_EQ(s.toRung, 10);        // 10, 10, 9
+  EXPECT_DOUBLE_EQ(s.rungToPosted, 4);   // 4 and 1, as below
   EXPECT_DOUBLE_EQ(s.rungToSent, 5);     // 5 and 2 (the third call's first operation sends nothing): the upper
   EXPECT_DOUBLE_EQ(s.rungToIn, 10);      // 10, 8, 10
   EXPECT_DOUBLE_EQ(s.network, 31);       // 20, 40 (110 -> 150), 31
@@ -45,7 +48,8 @@ TEST(StageSplit, CallsWithoutOperationsAndStagesNoCallHadAreLeftOut) {
   EXPECT_EQ(s.calls, 1u);
   EXPECT_DOUBLE_EQ(s.opsPerCall, 1);
   EXPECT_DOUBLE_EQ(s.total, 30);
-  EXPECT_LT(s.rungToSent, 0);  // no operation sent
+  EXPECT_LT(s.rungToPosted, 0);  // no operation sent
+  EXPECT_LT(s.rungToSent, 0);
   EXPECT_DOUBLE_EQ(s.rungToIn, 5);
 }
 

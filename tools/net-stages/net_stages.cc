@@ -63,14 +63,15 @@ StageSplit measure(const Operation& op, int calls, alloyComm_t comm, cudaStream_
 }
 
 void print(const std::string& name, int calls, const StageSplit& mine, int rank, int size) {
-  constexpr int kFields = 9;
+  constexpr int kFields = 10;
   const double fields[kFields] = {static_cast<double>(mine.calls), mine.opsPerCall, mine.enqueue, mine.toRung,
-                                  mine.rungToSent, mine.rungToIn, mine.network, mine.afterRelease, mine.total};
+                                  mine.rungToPosted, mine.rungToSent, mine.rungToIn, mine.network,
+                                  mine.afterRelease, mine.total};
   std::vector<double> all(rank == 0 ? kFields * size : 0);
   MPI_Gather(fields, kFields, MPI_DOUBLE, all.data(), kFields, MPI_DOUBLE, 0, MPI_COMM_WORLD);
   if (rank != 0) return;
   std::printf("net-stages: %s: %d calls, each alone; medians, us (-: no call had that stage)\n", name.c_str(), calls);
-  std::printf("rank  calls ops/call  enqueue  to rung  rung->sent  rung->in  network  after release    total\n");
+  std::printf("rank  calls ops/call  enqueue  to rung  rung->posted  rung->sent  rung->in  network  after release    total\n");
   for (int r = 0; r < size; ++r) {
     const double* f = &all[kFields * r];
     auto cell = [](double v, int width) {
@@ -78,8 +79,8 @@ void print(const std::string& name, int calls, const StageSplit& mine, int rank,
       else std::printf(" %*.2f", width, v);
     };
     std::printf("%4d %6.0f %8.2f", r, f[0], f[1]);
-    const int widths[] = {8, 8, 11, 9, 8, 14, 8};
-    for (int k = 0; k < 7; ++k) cell(f[2 + k], widths[k]);
+    const int widths[] = {8, 8, 13, 11, 9, 8, 14, 8};
+    for (int k = 0; k < 8; ++k) cell(f[2 + k], widths[k]);
     std::printf("\n");
   }
 }

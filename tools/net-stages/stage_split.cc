@@ -15,7 +15,7 @@ double us(int64_t from, int64_t to) { return static_cast<double>(to - from) / 10
 }  // namespace
 
 StageSplit splitStages(const std::vector<CallTimes>& calls, const std::vector<alloy::NetStages>& stages) {
-  std::vector<double> enqueue, toRung, rungToSent, rungToIn, network, afterRelease, total;
+  std::vector<double> enqueue, toRung, rungToPosted, rungToSent, rungToIn, network, afterRelease, total;
   size_t operations = 0;
   for (const CallTimes& c : calls) {
     const alloy::NetStages* first = nullptr;
@@ -31,6 +31,7 @@ StageSplit splitStages(const std::vector<CallTimes>& calls, const std::vector<al
     operations += mine;
     enqueue.push_back(us(c.start, c.enqueued));
     toRung.push_back(us(c.start, first->rung));
+    if (first->posted != 0) rungToPosted.push_back(us(first->rung, first->posted));
     if (first->sent != 0) rungToSent.push_back(us(first->rung, first->sent));
     if (first->in != 0) rungToIn.push_back(us(first->rung, first->in));
     network.push_back(us(first->rung, last->released));
@@ -42,6 +43,7 @@ StageSplit splitStages(const std::vector<CallTimes>& calls, const std::vector<al
   out.opsPerCall = out.calls > 0 ? static_cast<double>(operations) / static_cast<double>(out.calls) : 0;
   out.enqueue = median(enqueue);
   out.toRung = median(toRung);
+  out.rungToPosted = median(rungToPosted);
   out.rungToSent = median(rungToSent);
   out.rungToIn = median(rungToIn);
   out.network = median(network);

@@ -22,6 +22,7 @@ struct StageSplit {
   double opsPerCall = 0;   // the operations of those calls, on average
   double enqueue = -1;     // start -> the call returned
   double toRung = -1;      // start -> the call's first operation found rung (the stream's copy and bell)
+  double rungToPosted = -1;  // that operation: rung -> every send handed to the transport (where it sends)
   double rungToSent = -1;  // that operation: rung -> every send completed (where it sends)
   double rungToIn = -1;    // that operation: rung -> every receive's data in (where it receives)
   double network = -1;     // the first operation rung -> the last one released

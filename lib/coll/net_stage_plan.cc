@@ -18,7 +18,7 @@ size_t bytesOf(const std::vector<Copy>& copies) {
 }
 
 void append(NetStageLaunch* launch, const void* src, void* dst, size_t bytes) {
-  launch->copies[launch->count++] = NetStageCopy{static_cast<const char*>(src), static_cast<char*>(dst), bytes};
+  launch->copies[launch->count++] = P2pSegment{static_cast<const char*>(src), static_cast<char*>(dst), bytes};
 }
 
 }  // namespace
@@ -39,7 +39,7 @@ bool planNetStage(alloyComm_t comm, const std::vector<NetRound>& rounds, const s
   launch->count = 0;
   for (const StagedCopy& c : round.stageIn) append(launch, c.src, c.dst, c.bytes);
   launch->staged = launch->count;
-  for (const P2pSegment& s : selfCopies) append(launch, s.src, s.dst, s.bytes);
+  for (const P2pSegment& s : selfCopies) launch->copies[launch->count++] = s;
   launch->local = launch->count;
   for (const StagedCopy& c : round.stageOut) append(launch, c.src, c.dst, c.bytes);
   return true;

@@ -8,7 +8,7 @@ constexpr int kNetStageThreads = 512;
 // The copies read or write host memory over PCIe, where every access is a transaction of its own: 16
 // bytes per thread per step where both ends and the length allow it, else bytes. Loads bypass the
 // caches (the inboxes are rewritten by the host between operations).
-__device__ void copyBytes(const NetStageCopy& c) {
+__device__ void copyBytes(const P2pSegment& c) {
   const uintptr_t ends = reinterpret_cast<uintptr_t>(c.src) | reinterpret_cast<uintptr_t>(c.dst) | c.bytes;
   if (ends % sizeof(int4) == 0) {
     const int4* src = reinterpret_cast<const int4*>(c.src);
@@ -52,7 +52,6 @@ __global__ void __launch_bounds__(kNetStageThreads) netStageKernel(const NetStag
 }  // namespace
 
 cudaError_t launchNetStage(const NetStageLaunch& launch, cudaStream_t stream) {
-  if (!launch.ring && !launch.wait && launch.local == launch.staged) return cudaSuccess;
   netStageKernel<<<1, kNetStageThreads, 0, stream>>>(launch);
   return cudaGetLastError();
 }

@@ -12,20 +12,15 @@
 #include <cstdint>
 
 #include "device_comm.h"
+#include "p2p_kernel.h"
 
 namespace alloy {
-
-struct NetStageCopy {
-  const char* src;
-  char* dst;
-  size_t bytes;
-};
 
 // Copies of one launch, at most this many (24 bytes each: the argument block stays below 1 KiB).
 constexpr int kNetStageMostCopies = 24;
 
 struct NetStageLaunch {
-  NetStageCopy copies[kNetStageMostCopies];
+  P2pSegment copies[kNetStageMostCopies];
   int staged;      // copies[0, staged): this rank's send bytes into the outboxes, before the ring
   int local;       // copies[staged, local): this rank's own blocks, between the ring and the wait
   int count;       // copies[local, count): the received bytes out of the inboxes, after the release
@@ -36,7 +31,7 @@ struct NetStageLaunch {
   FaultRecord* fault;  // host-mapped: alloyCommAbort's flag ends the wait (the proxy also releases)
 };
 
-// One block; nothing is launched when there is nothing to do.
+// One block of threads.
 cudaError_t launchNetStage(const NetStageLaunch& launch, cudaStream_t stream);
 
 }  // namespace alloy

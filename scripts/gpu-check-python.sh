@@ -73,7 +73,7 @@ mode_python() {
     # shellcheck disable=SC2154  # gpu_name: set by find_gpus (gpu-check-common.sh)
     echo "machine: $NGPU x $gpu_name; one rank per GPU; Python $("$py" --version 2>&1)"
     for line in "${lines[@]}"; do echo "$line"; done
-    grep -A5 '^call_cost' "$RESULTS/python-call-cost.log" || echo "call cost: FAILED (see $RESULTS/python-call-cost.log)"
+    grep -A6 '^call_cost' "$RESULTS/python-call-cost.log" || echo "call cost: FAILED (see $RESULTS/python-call-cost.log)"
     result_line "$bad" 0 "$RESULTS/python-*.log" PYTHON_BUDGET
   } | tee "$RESULTS/summary.txt"
   [ "$bad" -eq 0 ]

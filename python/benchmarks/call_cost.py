@@ -7,7 +7,8 @@ differences: both calls take 5-9 us that drift by tenths of a microsecond over a
 own cost, so figures taken minutes apart would not subtract. Comm.allreduce runs inside ``with stream:``,
 so that CuPy's current stream is the operation's stream (the usual case); a third figure times it outside,
 where the arrays name CuPy's default stream and every call first orders the operation's stream after it (a
-CUDA event recorded and waited for). Two reads of CuPy's __cuda_array_interface__ (a dict CuPy builds on
+CUDA event recorded and waited for); a fourth leaves ``stream=`` out, so that the stream is the one CuPy's
+arrays name (its current one). Two reads of CuPy's __cuda_array_interface__ (a dict CuPy builds on
 every read) are timed for comparison: the layer reads exact CuPy arrays from their attributes instead.
 Run under mpirun, one rank per GPU; rank 0 prints the figures.
 
@@ -54,19 +55,22 @@ def main() -> None:
         handle, s = comm.handle, stream.ptr
         send, recv = x.data.ptr, y.data.ptr
         python = lambda: comm.allreduce(x, y, stream=stream)  # noqa: E731
+        implicit = lambda: comm.allreduce(x, y)  # noqa: E731  (the stream CuPy's arrays name)
         direct = lambda: _alloy.all_reduce(send, recv, 2, alloy.DataType.FLOAT32, 0, handle, s)  # noqa: E731
         interface = lambda: (x.__cuda_array_interface__, y.__cuda_array_interface__)  # noqa: E731
         with stream:
-            for call in (python, direct):
+            for call in (python, implicit, direct):
                 batch_us(call, 200, sync)  # warm-up
-            layered, bare = [], []
+            layered, unnamed, bare = [], [], []
             for _ in range(rounds):
                 layered.append(batch_us(python, calls, sync))
+                unnamed.append(batch_us(implicit, calls, sync))
                 bare.append(batch_us(direct, calls, sync))
             reads = median([batch_us(interface, calls, sync) for _ in range(5)])
         batch_us(python, 200, sync)  # warm-up
         other = median([batch_us(python, calls, sync) for _ in range(5)])
         layer = median([a - b for a, b in zip(layered, bare)])
+        implicit_layer = median([a - b for a, b in zip(unnamed, bare)])
         if comm.rank == 0:
             print(f"call_cost: {comm.size} ranks, 8-byte float32 allreduce, host time per call "
                   f"({rounds} rounds of {calls} calls each, alternating)")
@@ -75,6 +79,8 @@ def main() -> None:
             print(f"  Python layer                           {layer:8.2f} us  (median of the rounds' differences;"
                   f" target <= 1.5; rounds {min(a - b for a, b in zip(layered, bare)):.2f}"
                   f" to {max(a - b for a, b in zip(layered, bare)):.2f})")
+            print(f"  Comm.allreduce without stream=         {median(unnamed):8.2f} us  (layer {implicit_layer:.2f} us:"
+                  " the stream CuPy's arrays name, its current one)")
             print(f"  Comm.allreduce, arrays on another one  {other:8.2f} us  (a stream wait per call)")
             print(f"  two reads of __cuda_array_interface__  {reads:8.2f} us  (CuPy's; exact CuPy arrays are read"
                   " from their attributes instead)")

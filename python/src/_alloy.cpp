@@ -221,6 +221,19 @@ class CupyArrays {
     if (ndarray_ == nullptr && !lookUp()) return false;
     return Py_TYPE(obj.ptr()) == reinterpret_cast<PyTypeObject*>(ndarray_);
   }
+  // A cupy.cuda.Stream's or ExternalStream's handle, read from `ptr`, which is what their __cuda_stream__
+  // returns beside version 0 (cupy/cuda/stream.pyx): one attribute read in place of a call of that Python
+  // method and the unpacking of its tuple. False for any other object, subclasses included (they may
+  // override the protocol).
+  bool streamPointer(nb::handle stream, uintptr_t* handle) {
+    if (ndarray_ == nullptr && !lookUp()) return false;
+    PyObject* type = reinterpret_cast<PyObject*>(Py_TYPE(stream.ptr()));
+    if (type != stream_ && type != externalStream_) return false;
+    const nb::object ptr = attribute(stream, names.ptr);
+    if (!ptr.is_valid() || !PyLong_Check(ptr.ptr())) return false;
+    *handle = handleValue(ptr, [] { return std::string("stream: ptr"); });
+    return true;
+  }
   // obj's address, datatype and element count; false (nothing raised) where the interface must read it.
   bool read(nb::handle obj, Array* a) {
     const nb::object contiguous = attribute(obj, names.cContiguous);
@@ -275,6 +288,10 @@ class CupyArrays {
     PyObject* util = PyImport_ImportModule("cupy._util");
     PyObject* cuda = PyImport_ImportModule("cupy.cuda");
     PyObject* current = cuda != nullptr ? PyObject_GetAttrString(cuda, "get_current_stream") : nullptr;
+    // The stream classes are optional: without them streams go through their protocol.
+    PyObject* stream = cuda != nullptr ? PyObject_GetAttrString(cuda, "Stream") : nullptr;
+    PyObject* external = cuda != nullptr ? PyObject_GetAttrString(cuda, "ExternalStream") : nullptr;
+    PyErr_Clear();
     PyObject* backend = PyImport_ImportModule("cupy_backends.cuda.stream");
     PyObject* fallback = backend != nullptr ? PyObject_GetAttrString(backend, "get_default_stream_ptr") : nullptr;
     Py_XDECREF(cuda);
@@ -283,11 +300,20 @@ class CupyArrays {
         !PyType_Check(ndarray)) {
       PyErr_Clear();  // a CuPy without them: every array goes through the interface
       Py_XDECREF(ndarray), Py_XDECREF(util), Py_XDECREF(current), Py_XDECREF(fallback);
+      Py_XDECREF(stream), Py_XDECREF(external);
       ndarray_ = Py_None;
       return false;
     }
     ndarray_ = ndarray, util_ = util, currentStream_ = current, defaultStreamPtr_ = fallback;
+    stream_ = typeOrNull(stream);
+    externalStream_ = typeOrNull(external);
     return true;
+  }
+  // obj where it is a type, else nullptr (and obj released).
+  static PyObject* typeOrNull(PyObject* obj) {
+    if (obj != nullptr && PyType_Check(obj)) return obj;
+    Py_XDECREF(obj);
+    return nullptr;
   }
   // A dtype's datatype: NumPy's dtypes of the built-in types are single objects, remembered by identity
   // (each holds a reference); another dtype is read by its typestr.
@@ -307,6 +333,7 @@ class CupyArrays {
   static constexpr size_t kRemembered = 32;
   PyObject* ndarray_ = nullptr;  // Py_None once CuPy was found without what this needs
   PyObject *util_ = nullptr, *currentStream_ = nullptr, *defaultStreamPtr_ = nullptr;
+  PyObject *stream_ = nullptr, *externalStream_ = nullptr;  // cupy.cuda.Stream, ExternalStream, or nullptr
   std::vector<std::pair<PyObject*, alloyDataType_t>> dtypes_;
 };
 CupyArrays cupyArrays;
@@ -554,6 +581,8 @@ class Collective {
 
   static uintptr_t streamHandle(nb::handle stream) {
     if (PyLong_Check(stream.ptr())) return handleValue(stream, streamArgument);
+    uintptr_t cupyHandle = 0;
+    if (cupyArrays.streamPointer(stream, &cupyHandle)) return cupyHandle;
     const nb::object protocol = attribute(stream, names.cudaStreamProtocol);
     if (protocol.is_valid() && !protocol.is_none()) {  // cuda.core's protocol: a (version, handle) pair
       const nb::object pair = PyCallable_Check(protocol.ptr()) ? protocol() : protocol;

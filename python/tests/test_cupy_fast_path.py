@@ -24,6 +24,7 @@ class Calls:
     interface = 0  # reads of any stand-in array's __cuda_array_interface__
     current_stream = 0
     default_stream = 0
+    stream_protocol = 0  # calls of a stand-in stream's __cuda_stream__
 
 
 class StandInArray:
@@ -41,6 +42,25 @@ class StandInArray:
         shape, strides = ((self.size,), None) if self._c_contiguous else ((4, self.size // 4), (64, 4))
         return {"shape": shape, "typestr": self.dtype.str, "data": (ADDRESS, False), "strides": strides,
                 "version": 3, "stream": 7}
+
+
+class StandInStream:
+    """cupy.cuda.Stream as the extension reads it: `ptr`, which its __cuda_stream__ also returns."""
+
+    def __init__(self, ptr: int) -> None:
+        self.ptr = ptr
+
+    def __cuda_stream__(self) -> tuple[int, int]:
+        Calls.stream_protocol += 1
+        return (0, self.ptr)
+
+
+class StandInExternalStream(StandInStream):
+    pass
+
+
+class DerivedStream(StandInStream):
+    """A subclass of CuPy's stream: it may return another handle from its protocol, so it is asked."""
 
 
 # One set of stand-ins for the process: the extension keeps what it finds the first time.
@@ -61,7 +81,8 @@ def get_default_stream_ptr() -> int:
 MODULES = {
     "cupy": types.SimpleNamespace(ndarray=StandInArray),
     "cupy._util": UTIL,
-    "cupy.cuda": types.SimpleNamespace(get_current_stream=get_current_stream),
+    "cupy.cuda": types.SimpleNamespace(get_current_stream=get_current_stream, Stream=StandInStream,
+                                       ExternalStream=StandInExternalStream),
     "cupy_backends": types.SimpleNamespace(),
     "cupy_backends.cuda": types.SimpleNamespace(),
     "cupy_backends.cuda.stream": types.SimpleNamespace(get_default_stream_ptr=get_default_stream_ptr),
@@ -74,7 +95,7 @@ def stand_in_cupy(host_only: alloy.Comm) -> Iterator[None]:
         pytest.skip("CuPy is installed: its real arrays are tested on GPUs (test_gpu.py)")
     sys.modules.update(MODULES)  # type: ignore[arg-type]
     CURRENT.ptr, UTIL.CUDA_ARRAY_INTERFACE_EXPORT_VERSION = 5, 3
-    Calls.interface = Calls.current_stream = Calls.default_stream = 0
+    Calls.interface = Calls.current_stream = Calls.default_stream = Calls.stream_protocol = 0
     try:
         yield
     finally:
@@ -134,3 +155,20 @@ def test_empty_arrays_through_the_interface(host_only: alloy.Comm, stand_in_cupy
     with pytest.raises(alloy.AlloyError):
         host_only.allreduce(StandInArray(0), StandInArray(0))
     assert Calls.interface == 2
+
+
+def test_cupy_streams_read_from_ptr(host_only: alloy.Comm, stand_in_cupy: None) -> None:
+    # CuPy's own stream classes: `ptr` is read, the protocol not called (the library refuses afterwards).
+    for stream_type in (StandInStream, StandInExternalStream):
+        with pytest.raises(alloy.AlloyError) as caught:
+            host_only.allreduce(StandInArray(8), StandInArray(8), stream=stream_type(5))
+        expect(caught, _errors.INVALID_USAGE, "alloyAllReduce: the communicator is host-only")
+    assert Calls.stream_protocol == 0
+    # The handle is the one read: out of range, it is refused by that name.
+    with pytest.raises(alloy.AlloyError) as caught:
+        host_only.allreduce(StandInArray(8), StandInArray(8), stream=StandInStream(2**64))
+    expect(caught, _errors.INVALID_ARGUMENT, f"stream: ptr {2**64} is out of range")
+    # A subclass goes through the protocol.
+    with pytest.raises(alloy.AlloyError):
+        host_only.allreduce(StandInArray(8), StandInArray(8), stream=DerivedStream(5))
+    assert Calls.stream_protocol == 1

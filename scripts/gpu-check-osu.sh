@@ -7,13 +7,15 @@
 #      release (5.7, which builds against CUDA 13; the GPU machines cannot fetch it: unpack it into
 #      .thirdparty/osu-micro-benchmarks and carry it) configured with --enable-cuda in $BUILD_DIR/osu;
 #   2. per benchmark of OSU_BENCHMARKS: on device buffers (-d cuda) with the layer preloaded and its report
-#      on (the report lists each MPI function's diverted and passed calls), on host buffers through the MPI
+#      on (the report lists each MPI function's diverted and passed calls; -f: min and max beside the
+#      average, so that one stalled call shows), on host buffers through the MPI
 #      library alone, and on host buffers with the layer preloaded (which passes them on after its
 #      per-call vote: what the vote costs a host call on a machine with GPUs);
 #   3. alloy-perf --blocking --compare nccl for the same collective and bytes: Alloy's own call and NCCL's,
 #      each followed by a stream synchronisation and a barrier outside the clock, the ranks' average, as
-#      OSU times a blocking MPI call (since session 13; OSU's alltoallv moves
-#      equal blocks, so alloy-perf's alltoall stands beside it);
+#      OSU times a blocking MPI call (since session 13); OSU's alltoallv moves equal blocks, so beside it
+#      stands alloy-perf's alltoallv with --uniform (equal counts; NCCL's grouped send/recv), the call the
+#      layer makes (until session 16 alloy-perf's alltoall stood there, another engine at small sizes);
 # then scripts/osu-table.py: a table per collective and the layer's cost over Alloy's own call at sizes up
 # to OSU_COST_MAXBYTES, against issue #37's bound of 3 us.
 
@@ -26,7 +28,7 @@ osu_native_op() {
     osu_allreduce) echo allreduce ;;
     osu_bcast) echo broadcast ;;
     osu_allgather) echo allgather ;;
-    osu_alltoallv) echo alltoall ;;
+    osu_alltoallv) echo alltoallv ;;
   esac
 }
 osu_blocks() {
@@ -92,13 +94,13 @@ mode_osu() {
     [ -n "$op" ] || fail_mode "OSU_BENCHMARKS: no alloy-perf collective beside $bench"
     [ -x "$osu_dir/$bench" ] || fail_mode "$osu_dir/$bench was not built"
     osu_run "$bench-layer-np$NGPU" "${base[@]}" -x LD_PRELOAD="$PWD/$layer" -x ALLOY_MPI_LAYER_REPORT=1 \
-      "$osu_dir/$bench" -d cuda -m "$min:$max" -i "$iters" -x "$warmup"
+      "$osu_dir/$bench" -d cuda -f -m "$min:$max" -i "$iters" -x "$warmup"
     osu_run "$bench-host-np$NGPU" "${base[@]}" "$osu_dir/$bench" -m "$min:$max" -i "$iters" -x "$warmup"
     osu_run "$bench-hostlayer-np$NGPU" "${base[@]}" -x LD_PRELOAD="$PWD/$layer" "$osu_dir/$bench" -m "$min:$max" \
       -i "$iters" -x "$warmup"
     blocks=$(osu_blocks "$bench")
     osu_run "$bench-native-np$NGPU" "${base[@]}" -x ALLOY_PERF_NCCL_LIB="${ALLOY_PERF_NCCL_LIB:-}" "$perf" -o "$op" \
-      -b $((min * blocks)) -e $((max * blocks)) -f 2 -w "$warmup" -n "$iters" --blocking --compare nccl \
+      -b $((min * blocks)) -e $((max * blocks)) -f 2 -w "$warmup" -n "$iters" --blocking --uniform --compare nccl \
       --json "$RESULTS/logs/$bench-native-np$NGPU.json"
   done
 

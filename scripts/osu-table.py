@@ -25,13 +25,14 @@ MPI_FUNCTION = {"osu_allreduce": "MPI_Allreduce", "osu_bcast": "MPI_Bcast", "osu
 
 
 def osu_latencies(path):
-    """{size: average latency in us} from an OSU log; {} where it is missing."""
+    """{size: average latency in us} from an OSU log (its second column; -f adds min, max and iterations
+    after it); {} where it is missing."""
     rows = {}
     if not os.path.exists(path):
         return rows
     with open(path, errors="replace") as f:
         for line in f:
-            m = re.match(r"^\s*(\d+)\s+([0-9.]+)\s*$", line)
+            m = re.match(r"^\s*(\d+)\s+([0-9.]+)(\s+[0-9.]+)*\s*$", line)
             if m:
                 rows[int(m.group(1))] = float(m.group(2))
     return rows

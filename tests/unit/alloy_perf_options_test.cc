@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "collectives.h"
 #include "options.h"
 
 namespace alloyperf {
@@ -112,6 +113,23 @@ TEST(AlloyPerfOptions, RelayIsOffUnlessAsked) {
   ASSERT_EQ(p.result, ParseResult::run) << p.error;
   EXPECT_TRUE(p.opts.relay);
   EXPECT_EQ(p.opts.minBytes, size_t{1} << 20);  // --relay takes no value: the next option still parses
+}
+
+TEST(AlloyPerfOptions, UniformAlltoallvCountsAreAlltoallsBlocks) {
+  EXPECT_FALSE(parse({"-o", "alltoallv"}).opts.uniform);
+  const Parsed p = parse({"-o", "alltoallv", "--uniform", "-e", "1M"});
+  ASSERT_EQ(p.result, ParseResult::run) << p.error;
+  EXPECT_TRUE(p.opts.uniform);
+  // 4 ranks, 4000 floats: alltoall's 1000 to every rank, where the matrix gives 400, 800, 1200, 1600
+  // (docs/benchmarks.md); the bytes crossing between ranks are then alltoall's.
+  const Layout even = makeLayout(Coll::alltoallv, 16000, 4, 4, 1, true);
+  const Layout all = makeLayout(Coll::alltoall, 16000, 4, 4, 1, false);
+  EXPECT_EQ(even.sendCounts, (std::vector<size_t>{1000, 1000, 1000, 1000}));
+  EXPECT_EQ(even.recvDispls, (std::vector<size_t>{0, 1000, 2000, 3000}));
+  EXPECT_EQ(even.sendElems, all.sendElems);
+  EXPECT_DOUBLE_EQ(even.busBytes, all.busBytes);
+  const Layout matrix = makeLayout(Coll::alltoallv, 16000, 4, 4, 0, false);
+  EXPECT_EQ(matrix.sendCounts, (std::vector<size_t>{400, 800, 1200, 1600}));
 }
 
 TEST(AlloyPerfOptions, HelpIsNotAnError) { EXPECT_EQ(parse({"--help"}).result, ParseResult::help); }

@@ -37,12 +37,13 @@ bool collReduces(Coll c) {
 
 bool collRooted(Coll c) { return c == Coll::reduce || c == Coll::broadcast; }
 
-size_t alltoallvCount(size_t base, int from, int to, int nranks) {
+size_t alltoallvCount(size_t base, int from, int to, int nranks, bool uniform) {
+  if (uniform) return base;
   const size_t weight = 1 + static_cast<size_t>((from + to) % nranks);
   return base * 2 * weight / static_cast<size_t>(nranks + 1);
 }
 
-Layout makeLayout(Coll c, size_t bytes, size_t eltSize, int nranks, int rank) {
+Layout makeLayout(Coll c, size_t bytes, size_t eltSize, int nranks, int rank, bool uniformCounts) {
   Layout l;
   const size_t count = bytes / eltSize;
   const size_t n = static_cast<size_t>(nranks);
@@ -77,13 +78,14 @@ Layout makeLayout(Coll c, size_t bytes, size_t eltSize, int nranks, int rank) {
       break;
     case Coll::alltoallv: {
       l.count = alignedShare(count, eltSize, nranks);
+      l.uniformCounts = uniformCounts;
       l.sendCounts.resize(n);
       l.sendDispls.resize(n);
       l.recvCounts.resize(n);
       l.recvDispls.resize(n);
       for (int p = 0; p < nranks; ++p) {
-        l.sendCounts[p] = alltoallvCount(l.count, rank, p, nranks);
-        l.recvCounts[p] = alltoallvCount(l.count, p, rank, nranks);
+        l.sendCounts[p] = alltoallvCount(l.count, rank, p, nranks, uniformCounts);
+        l.recvCounts[p] = alltoallvCount(l.count, p, rank, nranks, uniformCounts);
         l.sendDispls[p] = p == 0 ? 0 : l.sendDispls[p - 1] + l.sendCounts[p - 1];
         l.recvDispls[p] = p == 0 ? 0 : l.recvDispls[p - 1] + l.recvCounts[p - 1];
       }
@@ -93,7 +95,7 @@ Layout makeLayout(Coll c, size_t bytes, size_t eltSize, int nranks, int rank) {
       // weight once), but what a rank keeps for itself differs, so the bytes that cross between ranks
       // are averaged over ranks: with uniform counts this is exactly alltoall's (n-1)/n.
       double crossing = 0;
-      for (int s = 0; s < nranks; ++s) crossing += static_cast<double>(l.sendElems - alltoallvCount(l.count, s, s, nranks));
+      for (int s = 0; s < nranks; ++s) crossing += static_cast<double>(l.sendElems - alltoallvCount(l.count, s, s, nranks, uniformCounts));
       l.sizeBytes = l.sendElems * eltSize;
       l.algBytes = static_cast<double>(l.sizeBytes);
       l.busBytes = crossing / n * eltSize;

@@ -26,20 +26,24 @@ struct Layout {
   size_t sizeBytes = 0;  // the "size" column: max(send, receive) bytes, as nccl-tests prints it
   double algBytes = 0;   // algbw = algBytes / time
   double busBytes = 0;   // busbw = busBytes / time
-  // alltoallv only: this rank's per-peer counts and displacements, as alloyAlltoAllv takes them.
+  // alltoallv only: this rank's per-peer counts and displacements, as alloyAlltoAllv takes them, and
+  // whether they are the uniform ones (--uniform) or the matrix's.
   std::vector<size_t> sendCounts, sendDispls, recvCounts, recvDispls;
+  bool uniformCounts = false;
 };
 
 // algbw and busbw: bytes (a Layout's algBytes or busBytes) over timeUs microseconds, in GB/s (10^9
 // bytes); 0 where no time was measured.
 double gbPerSecond(double bytes, double timeUs);
 
-// Layout of a row of `bytes` swept bytes for elements of eltSize bytes on nranks ranks.
-Layout makeLayout(Coll c, size_t bytes, size_t eltSize, int nranks, int rank);
+// Layout of a row of `bytes` swept bytes for elements of eltSize bytes on nranks ranks; alltoallv's
+// counts are alltoall's (`base` to every rank) where uniformCounts, else the matrix's.
+Layout makeLayout(Coll c, size_t bytes, size_t eltSize, int nranks, int rank, bool uniformCounts);
 
 // Elements rank `from` sends to rank `to` in alltoallv when the uniform all-to-all would send `base`
-// to each peer: base * 2 * (1 + (from + to) mod n) / (n + 1), rounded down. See docs/benchmarks.md.
-size_t alltoallvCount(size_t base, int from, int to, int nranks);
+// to each peer: `base` where uniform, else the matrix's base * 2 * (1 + (from + to) mod n) / (n + 1),
+// rounded down. See docs/benchmarks.md.
+size_t alltoallvCount(size_t base, int from, int to, int nranks, bool uniform);
 
 }  // namespace alloyperf
 

@@ -71,7 +71,7 @@ size_t bufferBytes(const Options& opts, int nranks) {
     for (alloyDataType_t t : opts.types)
       for (size_t bytes : sweepSizes(opts)) {
         const size_t elt = typeInfo(t).size;
-        const Layout l = makeLayout(c, bytes, elt, nranks, 0);
+        const Layout l = makeLayout(c, bytes, elt, nranks, 0, opts.uniform);
         most = std::max({most, l.sendElems * elt, l.recvElems * elt});
       }
   return most;

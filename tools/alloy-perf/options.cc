@@ -34,6 +34,8 @@ const char kUsage[] =
     "      --seed N            seed of the check data (default 1)\n"
     "      --relay             alltoallv passes Alloy a relaybuff as large as its send buffer: between hosts\n"
     "                          that each hold several ranks, blocks then travel along the rails\n"
+    "      --uniform           alltoallv sends every rank the same count (alltoall's blocks, as OSU's\n"
+    "                          osu_alltoallv does) instead of the count matrix\n"
     "      --blocking          time each call as OSU 5.7 times a blocking MPI collective: the call, then\n"
     "                          cudaStreamSynchronize, on the host's clock, an MPI_Barrier after each call\n"
     "                          outside the clock; each rank's average over -n, then the ranks' average;\n"
@@ -250,6 +252,8 @@ ParseResult parseArguments(int argc, char** argv, Options* opts, std::string* er
       opts->compareNccl = ok;
     } else if (is(nullptr, "--relay")) {
       opts->relay = true;
+    } else if (is(nullptr, "--uniform")) {
+      opts->uniform = true;
     } else if (is(nullptr, "--blocking")) {
       opts->blocking = true;
     } else if (is(nullptr, "--seed")) {

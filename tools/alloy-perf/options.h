@@ -28,6 +28,7 @@ struct Options {
   std::string jsonPath;
   bool compareNccl = false;
   bool relay = false;       // --relay: alltoallv passes a relaybuff (the rail relay between hosts)
+  bool uniform = false;     // --uniform: alltoallv sends alltoall's equal blocks
   bool blocking = false;    // --blocking: each timed call waits for its stream (host time per call)
   unsigned long long seed = 1;
   int overlapMs = 0;        // -O: target time of the compute load beside each row; 0: overlap mode off

@@ -117,7 +117,8 @@ void writeResultsJson(const std::string& path, const RunInfo& info, const Option
   w.key("version").value(info.ncclVersion);
   w.endObject();
   w.key("time").value(std::string("per iteration in microseconds, ") + timeAcrossRanks(opts));
-  w.key("alltoallv_counts").value("sendcount[s->d] = floor(2 * base * (1 + (s + d) mod n) / (n + 1))");
+  w.key("alltoallv_counts").value(opts.uniform ? "sendcount[s->d] = base"
+                                               : "sendcount[s->d] = floor(2 * base * (1 + (s + d) mod n) / (n + 1))");
   w.key("options");
   writeOptions(w, opts);
   w.key("overlap");

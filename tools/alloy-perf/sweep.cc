@@ -73,7 +73,7 @@ long long runSweep(const Options& opts, const RunInfo& info, Backend* alloy, Bac
     for (alloyDataType_t type : opts.types) {
       for (alloyRedOp_t redop : redops) {
         for (size_t bytes : sweepSizes(opts)) {
-          const Layout layout = makeLayout(coll, bytes, typeInfo(type).size, info.nranks, rank);
+          const Layout layout = makeLayout(coll, bytes, typeInfo(type).size, info.nranks, rank, opts.uniform);
           const CollCall call = runner.call(coll, layout, type, redop);
           Row row{coll, type, redop, collRooted(coll) ? opts.root : -1, layout.sizeBytes, layout.count, {}, false, {}};
           const std::string what = std::string(collName(coll)) + " " + typeInfo(type).name + " " + redopLabel(row) +

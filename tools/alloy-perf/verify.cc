@@ -41,7 +41,7 @@ std::vector<Segment> expectedSegments(const CollCall& c) {
       for (int s = 0; s < c.nranks; ++s) {
         // Rank s places its chunk for us after its chunks for ranks 0..rank-1.
         size_t src = 0;
-        for (int d = 0; d < c.rank; ++d) src += alltoallvCount(n, s, d, c.nranks);
+        for (int d = 0; d < c.rank; ++d) src += alltoallvCount(n, s, d, c.nranks, l.uniformCounts);
         segs.push_back({l.recvDispls[s], l.recvCounts[s], s, src});
       }
       break;

@@ -7,8 +7,8 @@
 #      release (5.7, which builds against CUDA 13; the GPU machines cannot fetch it: unpack it into
 #      .thirdparty/osu-micro-benchmarks and carry it) configured with --enable-cuda in $BUILD_DIR/osu;
 #   2. per benchmark of OSU_BENCHMARKS: on device buffers (-d cuda) with the layer preloaded and its report
-#      on (the report lists each MPI function's diverted and passed calls; -f: min and max beside the
-#      average, so that one stalled call shows), on host buffers through the MPI
+#      on (the report lists each MPI function's diverted and passed calls; -f: the fastest and the slowest
+#      rank's average beside the ranks' mean, which shows a rank that lags), on host buffers through the MPI
 #      library alone, and on host buffers with the layer preloaded (which passes them on after its
 #      per-call vote: what the vote costs a host call on a machine with GPUs);
 #   3. alloy-perf --blocking --compare nccl for the same collective and bytes: Alloy's own call and NCCL's,

@@ -25,8 +25,8 @@ MPI_FUNCTION = {"osu_allreduce": "MPI_Allreduce", "osu_bcast": "MPI_Bcast", "osu
 
 
 def osu_latencies(path):
-    """{size: average latency in us} from an OSU log (its second column; -f adds min, max and iterations
-    after it); {} where it is missing."""
+    """{size: average latency in us} from an OSU log (its second column; -f adds the fastest and the
+    slowest rank's average and the iterations after it); {} where it is missing."""
     rows = {}
     if not os.path.exists(path):
         return rows

@@ -86,7 +86,7 @@
 # sanitize mode:
 #   SANITIZE_TOOLS            compute-sanitizer tools, in order (default "memcheck racecheck synccheck")
 #   SANITIZE_RANKS            ranks (default 2)
-#   SANITIZE_FILTER           --gtest_filter for alloy_gpu_tests (default: the *.BothProtocols tests)
+#   SANITIZE_FILTER           --gtest_filter for alloy_gpu_tests (default: the *.BothProtocols tests, the windows tests, broadcast)
 #   SANITIZE_ARGS             extra compute-sanitizer arguments for every tool
 #   SANITIZE_TIMEOUT_MS       ALLOY_TIMEOUT_MS of the ranks (default 120000: tools slow kernels 10-100x)
 #   SANITIZE_RUN_TIMEOUT      seconds one tool's run may take (default 160)

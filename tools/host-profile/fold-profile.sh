@@ -2,7 +2,8 @@
 # Folds a `host-cost --profile` or libhost-profile.so file (lines "count module offset") into time per
 # module and per function: each module's offsets go through one addr2line (functions of stripped modules
 # show as "??"), and every row gives its share of the samples and, where the file says the host's time
-# per call (host-cost's do), the part of that time it stands for.
+# per call (host-cost's do), the part of that time it stands for; and the page faults, where the file counts
+# them (libhost-profile.so's do).
 #   tools/host-profile/fold-profile.sh PROFILE [ROWS]
 set -euo pipefail
 profile=${1:?usage: fold-profile.sh PROFILE [ROWS]}
@@ -33,6 +34,8 @@ shares() {
     }'
 }
 echo "$total samples${per_call:+; $per_call us per call on the host (the us column: the share of it)}"
+# libhost-profile.so's files count the main thread's page faults too.
+sed -n 's/^# \(page faults .*\)$/\1 (the main thread, start to exit)/p' "$profile"
 echo "-- per module"
 shares 1 1000
 echo "-- per function (top $rows)"

@@ -1,8 +1,7 @@
 #!/usr/bin/env bash
-# libhost-profile.so preloaded into a program that writes 64 MiB of fresh memory (16384 pages of 4 KiB;
-# host_profile_touch.cc):
-# its file must hold samples and count at least that many minor page faults of the main thread, and
-# fold-profile.sh must print the count. Arguments: libhost-profile.so, the program, fold-profile.sh, a
+# libhost-profile.so preloaded into a program that writes one byte into each of 16384 fresh pages of 4 KiB
+# (host_profile_touch.cc): its one file must count at least that many minor page faults of the main thread,
+# and fold-profile.sh must print the count. Arguments: libhost-profile.so, the program, fold-profile.sh, a
 # scratch prefix.
 set -euo pipefail
 library=$1 program=$2 fold=$3 prefix=$4

@@ -1,18 +1,20 @@
 // alloyBroadcast: the root sends its buffer to every peer through the point-to-point engine, over IPC or
 // the network channel (and copies it into its own recvbuff unless in place). sendbuff matters on the
-// root only, as in NCCL. Between hosts that each hold L > 1 ranks, larger buffers go along the root's
-// rail first and then inside each host; small buffers between many hosts go down a binomial tree
-// (broadcastStaged). Inside one host, buffers whose parts exceed the low-latency limit are scattered and
+// root only, as in NCCL. Between hosts that each hold L > 1 ranks, larger buffers go over every rail at
+// once (broadcastOverRails: scattered inside the root's host, each part along its rail, gathered inside
+// every host); small buffers between many hosts go down a binomial tree (broadcastStaged). Inside one host, buffers whose parts exceed the low-latency limit are scattered and
 // forwarded (broadcastScattered): the root's link carries the buffer once instead of once per peer; small
 // ones go through the direct engine's lines (DirectPlan::planBroadcast).
 #include <algorithm>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "across_hosts.h"
 #include "algorithm.h"
 #include "arguments.h"
 #include "binomial_plan.h"
+#include "broadcast_rails_plan.h"
 #include "call_env.h"
 #include "comm.h"
 #include "datatype.h"
@@ -80,6 +82,32 @@ alloyResult_t broadcastStaged(const void* sendbuff, void* recvbuff, size_t bytes
   if (receiving) ALLOY_TRY(receive.launch(stream, fn));
   if (sending) ALLOY_TRY(send.launch(stream, fn));
   return alongRails ? host.launch(stream, fn) : alloySuccess;
+}
+
+// A large broadcast between hosts of L > 1 ranks each in three launches (broadcast_rails_plan.h): each rail
+// carries 1/L of the bytes between hosts, where the root's rail alone carried them all.
+alloyResult_t broadcastOverRails(const void* sendbuff, void* recvbuff, size_t bytes, int root, alloyComm_t comm,
+                                 cudaStream_t stream, const char* fn) {
+  const BroadcastRailsPlan messages = planBroadcastRails(comm->topology, comm->rank, root, bytes);
+  const bool isRoot = comm->rank == root;
+  const char* source = static_cast<const char*>(isRoot ? sendbuff : recvbuff);
+  char* recv = static_cast<char*>(recvbuff);
+  P2pPlan scatter(comm, kOpBroadcast), along(comm, kOpBroadcast), gather(comm, kOpBroadcast);
+  const std::pair<const std::vector<RailsMessage>*, P2pPlan*> launches[] = {
+      {&messages.scatter, &scatter}, {&messages.along, &along}, {&messages.gather, &gather}};
+  for (const auto& [list, plan] : launches) {
+    for (const RailsMessage& m : *list) {
+      if (m.isSend) plan->addSend(m.peer, source + m.offset, m.bytes);
+      else plan->addRecv(m.peer, recv + m.offset, m.bytes);
+    }
+  }
+  if (isRoot && sendbuff != recvbuff) {
+    scatter.addSend(root, sendbuff, bytes);
+    scatter.addRecv(root, recvbuff, bytes);
+  }
+  for (const auto& launch : launches) ALLOY_TRY(launch.second->prepare(fn));
+  for (const auto& launch : launches) ALLOY_TRY(launch.second->launch(stream, fn));
+  return alloySuccess;
 }
 
 // Whether a broadcast of `bytes` (up to allreduce's one-shot limit) between hosts goes down a binomial
@@ -176,8 +204,10 @@ extern "C" ALLOY_API alloyResult_t alloyBroadcast(const void* sendbuff, void* re
   bool tree = false, alongRails = false;
   if (comm->topology.spansHosts()) {
     // Above the size where allreduce stops sending whole buffers, the bytes saved between hosts are worth
-    // the second launch; below it, between many hosts, the tree's levels cost less than the root's peers.
+    // the extra launches; below it, between many hosts, the tree's levels cost less than the root's peers.
     const bool small = bytes <= allreduceOneShotMaxBytes(comm->nranks);
+    if (!small && railsApply(comm) && callEnvInt("ALLOY_BROADCAST_RAILS", 1, 0, 1) == 1)
+      return broadcastOverRails(sendbuff, recvbuff, bytes, root, comm, stream, fn);
     tree = small && broadcastTreeApplies(comm, bytes);
     alongRails = (tree || !small) && railsApply(comm);
   }

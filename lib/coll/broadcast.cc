@@ -1,10 +1,11 @@
 // alloyBroadcast: the root sends its buffer to every peer through the point-to-point engine, over IPC or
 // the network channel (and copies it into its own recvbuff unless in place). sendbuff matters on the
-// root only, as in NCCL. Between hosts that each hold L > 1 ranks, larger buffers go over every rail at
-// once (broadcastOverRails: scattered inside the root's host, each part along its rail, gathered inside
-// every host); small buffers between many hosts go down a binomial tree (broadcastStaged). Inside one host, buffers whose parts exceed the low-latency limit are scattered and
-// forwarded (broadcastScattered): the root's link carries the buffer once instead of once per peer; small
-// ones go through the direct engine's lines (DirectPlan::planBroadcast).
+// root only, as in NCCL. Between hosts, larger buffers go in parts (broadcastInParts): over every rail at
+// once where the hosts hold the same L > 1 ranks, else scattered to every rank and gathered; small buffers
+// between many hosts go down a binomial tree (broadcastStaged). Inside one host, buffers whose parts exceed
+// the low-latency limit are scattered and forwarded (broadcastScattered): the root's link carries the
+// buffer once instead of once per peer; small ones go through the direct engine's lines
+// (DirectPlan::planBroadcast).
 #include <algorithm>
 #include <string_view>
 #include <utility>
@@ -14,7 +15,7 @@
 #include "algorithm.h"
 #include "arguments.h"
 #include "binomial_plan.h"
-#include "broadcast_rails_plan.h"
+#include "broadcast_parts_plan.h"
 #include "call_env.h"
 #include "comm.h"
 #include "datatype.h"
@@ -84,29 +85,30 @@ alloyResult_t broadcastStaged(const void* sendbuff, void* recvbuff, size_t bytes
   return alongRails ? host.launch(stream, fn) : alloySuccess;
 }
 
-// A large broadcast between hosts of L > 1 ranks each in three launches (broadcast_rails_plan.h): each rail
-// carries 1/L of the bytes between hosts, where the root's rail alone carried them all.
-alloyResult_t broadcastOverRails(const void* sendbuff, void* recvbuff, size_t bytes, int root, alloyComm_t comm,
-                                 cudaStream_t stream, const char* fn) {
-  const BroadcastRailsPlan messages = planBroadcastRails(comm->topology, comm->rank, root, bytes);
+// A large broadcast between hosts in parts (broadcast_parts_plan.h): over every rail where the hosts hold the
+// same L > 1 ranks, scattered and gathered elsewhere. Every connection between hosts then carries a share
+// of the buffer, where the root's carried all of it (to each host of its rail, or to every rank).
+alloyResult_t broadcastInParts(const void* sendbuff, void* recvbuff, size_t bytes, int root, alloyComm_t comm,
+                               cudaStream_t stream, const char* fn) {
+  const PartLaunches messages = railsApply(comm) ? planBroadcastOverRails(comm->topology, comm->rank, root, bytes)
+                                                 : planBroadcastScatterGather(comm->nranks, comm->rank, root, bytes);
   const bool isRoot = comm->rank == root;
   const char* source = static_cast<const char*>(isRoot ? sendbuff : recvbuff);
   char* recv = static_cast<char*>(recvbuff);
-  P2pPlan scatter(comm, kOpBroadcast), along(comm, kOpBroadcast), gather(comm, kOpBroadcast);
-  const std::pair<const std::vector<RailsMessage>*, P2pPlan*> launches[] = {
-      {&messages.scatter, &scatter}, {&messages.along, &along}, {&messages.gather, &gather}};
-  for (const auto& [list, plan] : launches) {
-    for (const RailsMessage& m : *list) {
-      if (m.isSend) plan->addSend(m.peer, source + m.offset, m.bytes);
-      else plan->addRecv(m.peer, recv + m.offset, m.bytes);
+  std::vector<P2pPlan> launches;
+  for (const std::vector<PartMessage>& list : messages) {
+    launches.emplace_back(comm, kOpBroadcast);
+    for (const PartMessage& m : list) {
+      if (m.isSend) launches.back().addSend(m.peer, source + m.offset, m.bytes);
+      else launches.back().addRecv(m.peer, recv + m.offset, m.bytes);
     }
   }
   if (isRoot && sendbuff != recvbuff) {
-    scatter.addSend(root, sendbuff, bytes);
-    scatter.addRecv(root, recvbuff, bytes);
+    launches.front().addSend(root, sendbuff, bytes);
+    launches.front().addRecv(root, recvbuff, bytes);
   }
-  for (const auto& launch : launches) ALLOY_TRY(launch.second->prepare(fn));
-  for (const auto& launch : launches) ALLOY_TRY(launch.second->launch(stream, fn));
+  for (P2pPlan& plan : launches) ALLOY_TRY(plan.prepare(fn));
+  for (P2pPlan& plan : launches) ALLOY_TRY(plan.launch(stream, fn));
   return alloySuccess;
 }
 
@@ -206,8 +208,9 @@ extern "C" ALLOY_API alloyResult_t alloyBroadcast(const void* sendbuff, void* re
     // Above the size where allreduce stops sending whole buffers, the bytes saved between hosts are worth
     // the extra launches; below it, between many hosts, the tree's levels cost less than the root's peers.
     const bool small = bytes <= allreduceOneShotMaxBytes(comm->nranks);
-    if (!small && railsApply(comm) && callEnvInt("ALLOY_BROADCAST_RAILS", 1, 0, 1) == 1)
-      return broadcastOverRails(sendbuff, recvbuff, bytes, root, comm, stream, fn);
+    // In parts from 3 ranks on: between two ranks the scattered form would send the same bytes in two launches.
+    if (!small && comm->nranks > 2 && callEnvInt("ALLOY_BROADCAST_PARTS", 1, 0, 1) == 1)
+      return broadcastInParts(sendbuff, recvbuff, bytes, root, comm, stream, fn);
     tree = small && broadcastTreeApplies(comm, bytes);
     alongRails = (tree || !small) && railsApply(comm);
   }

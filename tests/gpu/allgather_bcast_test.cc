@@ -134,17 +134,15 @@ TEST_F(Broadcast, BinomialTreeBetweenHosts) {
   broadcast(std::min(alloy::allreduceOneShotMaxBytes(nranks), size_t{256} << 10), alloyUint8, nranks - 1, ++tag);
 }
 
-// Large broadcasts between hosts of L > 1 ranks each: over every rail (broadcastOverRails, the default)
-// and along the root's rail alone (ALLOY_BROADCAST_RAILS=0). Every root; just above the one-shot limit,
-// where the parts are smallest, and a ragged size of several network chunks per part; in place, and buffers
-// off their 16-byte alignment.
-TEST_F(Broadcast, OverEveryRailBetweenHosts) {
-  const alloy::LocalTopology& t = comm->topology;
-  if (!t.spansHosts() || t.localSize < 2 || t.railPeers().size() < 2)
-    GTEST_SKIP() << "needs several hosts of the same L > 1 ranks (set ALLOY_HOSTID per rank)";
+// Large broadcasts between hosts in parts (broadcastInParts, the default: over every rail where the hosts
+// hold the same L > 1 ranks, else scattered and gathered) and whole (ALLOY_BROADCAST_PARTS=0). Every root;
+// just above the one-shot limit, where the parts are smallest, and a ragged size of several network chunks
+// per part; in place, and buffers off their 16-byte alignment.
+TEST_F(Broadcast, InPartsBetweenHosts) {
+  if (!comm->topology.spansHosts()) GTEST_SKIP() << "the communicator does not span hosts (set ALLOY_HOSTID per rank)";
   uint64_t tag = 0;
-  for (const int rails : {1, 0}) {
-    ScopedEnv schedule("ALLOY_BROADCAST_RAILS", rails);
+  for (const int parts : {1, 0}) {
+    ScopedEnv schedule("ALLOY_BROADCAST_PARTS", parts);
     const size_t smallest = alloy::allreduceOneShotMaxBytes(nranks) + 1;
     for (int root = 0; root < nranks; ++root) {
       broadcast(smallest, alloyUint8, root, ++tag);

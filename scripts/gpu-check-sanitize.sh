@@ -8,8 +8,8 @@ SANITIZE_DEFAULT="AlltoAll.BothProtocols:AlltoAllv.BothProtocols:AllReduce.BothP
 SANITIZE_DEFAULT+=":AllReduce.WindowsThroughSmallAreas:ReduceScatter.WindowsThroughSmallAreas"
 SANITIZE_DEFAULT+=":Reduce.WindowsThroughSmallAreas"
 # Broadcasts in the direct engine's lines at every datatype, count and root, and on the rings (session 16:
-# 3 s a tool at 4 ranks).
-SANITIZE_DEFAULT+=":Broadcast.EveryDatatypeCountAndRoot"
+# 3 s a tool at 4 ranks), and scattered and passed on in those lines (from 3 ranks).
+SANITIZE_DEFAULT+=":Broadcast.EveryDatatypeCountAndRoot:Broadcast.TwoStepLinesEveryRoot"
 
 mode_sanitize() {
   build alloy_gpu_tests

@@ -5,7 +5,8 @@
 // between many hosts go down a binomial tree (broadcastStaged). Inside one host, buffers whose parts exceed
 // the low-latency limit are scattered and forwarded (broadcastScattered): the root's link carries the
 // buffer once instead of once per peer; small ones go through the direct engine's lines
-// (DirectPlan::planBroadcast).
+// (DirectPlan::planBroadcast), and from 3 ranks medium ones scattered and forwarded in those lines
+// (planBroadcastTwoShot).
 #include <algorithm>
 #include <string_view>
 #include <utility>
@@ -122,12 +123,17 @@ bool broadcastTreeApplies(alloyComm_t comm, size_t bytes) {
 // Part j of a broadcast of `bytes` scattered over the nranks - 1 ranks that are not the root.
 Part scatteredPart(size_t bytes, int nranks, int j) { return partOf(bytes, 1, nranks - 1, j); }
 
-// Whether a broadcast of `bytes` inside one host is scattered and forwarded: ALLOY_BROADCAST_FORWARD=1
-// wherever it can be (3 ranks or more, every part above the low-latency limit, which forwarding needs),
-// 0 never, auto (default) from 3 ranks on where every part exceeds the limit. The same on every rank.
+std::string_view forwardMode() { return callEnvChoice("ALLOY_BROADCAST_FORWARD", "auto", {"auto", "0", "1"}); }
+
+// ALLOY_BROADCAST_FORWARD=1: the rings' scatter and forward wherever it can run, over the direct engine's
+// two-step lines as well (which take the sizes whose parts fit their slots under auto).
+bool forwardForced() { return forwardMode() == "1"; }
+
+// Whether a broadcast of `bytes` inside one host is scattered and forwarded over the rings:
+// ALLOY_BROADCAST_FORWARD=1 or auto (default) from 3 ranks on where every part exceeds the low-latency
+// limit, which forwarding needs; 0 never. The same on every rank.
 bool forwardApplies(alloyComm_t comm, size_t bytes) {
-  const std::string_view mode = callEnvChoice("ALLOY_BROADCAST_FORWARD", "auto", {"auto", "0", "1"});
-  if (mode == "0" || comm->nranks < 3 || comm->topology.spansHosts()) return false;
+  if (forwardMode() == "0" || comm->nranks < 3 || comm->topology.spansHosts()) return false;
   const size_t limit = comm->local->lowLatencyMaxBytes();
   for (int j = 0; j < comm->nranks - 1; ++j)
     if (scatteredPart(bytes, comm->nranks, j).count <= limit) return false;
@@ -193,16 +199,24 @@ extern "C" ALLOY_API alloyResult_t alloyBroadcast(const void* sendbuff, void* re
   }
   ALLOY_TRY(checkDeviceBuffer(comm, recvbuff, bytes, fn, "recvbuff"));
   if (bytes == 0) return alloySuccess;
-  if (forwardApplies(comm, bytes)) return broadcastScattered(sendbuff, recvbuff, bytes, root, comm, stream, fn);
+  const void* source = isRoot ? sendbuff : recvbuff;
   // Small ones inside a host as the direct engine's lines, as alltoall's: one launch with a 656-byte
   // argument block, no rings' counters, tokens from the other ranks in place of acknowledgements
   // (direct_kernel.h). Up to where the root's stores to all its peers stay within allreduce's one-shot
   // limit, and never past the low-latency limit of the point-to-point engine it replaces.
-  if (!comm->topology.spansHosts() && bytes <= comm->local->lowLatencyMaxBytes() &&
-      bytes * comm->nranks <= allreduceOneShotMaxBytes(comm->nranks)) {
+  const bool oneShot = bytes <= comm->local->lowLatencyMaxBytes() &&
+                       bytes * comm->nranks <= allreduceOneShotMaxBytes(comm->nranks);
+  if (!comm->topology.spansHosts() && oneShot) {
     DirectPlan direct(comm, alloyUint8, alloySum, kOpBroadcast);
-    if (direct.planBroadcast(isRoot ? sendbuff : recvbuff, recvbuff, bytes, root)) return direct.launch(stream, fn);
+    if (direct.planBroadcast(source, recvbuff, bytes, root)) return direct.launch(stream, fn);
   }
+  // Past that, from 3 ranks, scattered and passed on in the same lines while a part fits a slot (up to
+  // ALLOY_DIRECT_LL_MAX_BYTES): the scatter-and-forward below in one launch without the rings' flow control.
+  if (!comm->topology.spansHosts() && !oneShot && !forwardForced()) {
+    DirectPlan direct(comm, alloyUint8, alloySum, kOpBroadcast);
+    if (direct.planBroadcastTwoShot(source, recvbuff, bytes, root)) return direct.launch(stream, fn);
+  }
+  if (forwardApplies(comm, bytes)) return broadcastScattered(sendbuff, recvbuff, bytes, root, comm, stream, fn);
   bool tree = false, alongRails = false;
   if (comm->topology.spansHosts()) {
     // Above the size where allreduce stops sending whole buffers, the bytes saved between hosts are worth

@@ -57,15 +57,16 @@ DirectWindows windowsFor(const DeviceComm& c, size_t largestPart, size_t windowM
 }
 
 bool DirectPlan::fits(size_t total) {
-  const bool rooted = args_.algorithm == kDirectReduce;
+  const bool reduce = args_.algorithm == kDirectReduce;
+  const bool rooted = reduce || args_.algorithm == kDirectBroadcastTwoShot;  // the root's part is empty
   const bool byParts = rooted || args_.algorithm == kDirectTwoShot || args_.algorithm == kDirectReduceScatter;
-  // The parts that carry data: every rank's, but the root's in a reduce, which goes in bulk only.
+  // The parts that carry data: every rank's, but the root's in a reduce (bulk only) and a two-step broadcast.
   size_t carried[kMaxLocalRanks];
   int parts = 0;
   for (int p = 0; p < (byParts ? args_.comm.nranks : 1); ++p)
     if (!rooted || p != args_.root) carried[parts++] = args_.partBytes[p];
   DirectLimits limits = directLimits();
-  if (rooted) limits.linesMax = 0;
+  if (reduce) limits.linesMax = 0;
   const DirectFit fit = fitDirect(args_.comm, carried, parts, total, limits);
   args_.protocol = fit.protocol;
   args_.slotStride = fit.slotStride;
@@ -155,6 +156,22 @@ bool DirectPlan::planBroadcast(const void* src, void* dst, size_t bytes, int roo
   args_.dst = static_cast<char*>(dst);
   args_.partBytes[0] = bytes;
   return fits(bytes * args_.comm.nranks) && args_.protocol != kDirectBulk;
+}
+
+bool DirectPlan::planBroadcastTwoShot(const void* src, void* dst, size_t bytes, int root) {
+  const int n = args_.comm.nranks;
+  if (n < 3) return false;
+  args_.algorithm = kDirectBroadcastTwoShot;
+  args_.root = root;
+  args_.src = static_cast<const char*>(src);
+  args_.dst = static_cast<char*>(dst);
+  for (int p = 0; p < n; ++p) {
+    // The ranks but the root take the n - 1 parts in rank order, as the rings' scattered broadcast cuts them.
+    const Part part = p == root ? Part{0, 0} : partOf(bytes, 1, n - 1, p < root ? p : p - 1);
+    args_.partFirst[p] = part.first;
+    args_.partBytes[p] = part.count;
+  }
+  return fits(bytes) && args_.protocol == kDirectLines;
 }
 
 alloyResult_t DirectPlan::launch(cudaStream_t stream, const char* function) {

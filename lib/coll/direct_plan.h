@@ -72,6 +72,9 @@ class DirectPlan {
   // Broadcast of `bytes` from root (src matters there only) into dst; only as lines, each peer's slot
   // holding the whole buffer.
   bool planBroadcast(const void* src, void* dst, size_t bytes, int root);
+  // Broadcast of `bytes` from root in two steps (3 ranks or more): the buffer cut into nranks - 1 parts,
+  // part p to rank p, which passes it on to the others; only as lines, a slot holding one part.
+  bool planBroadcastTwoShot(const void* src, void* dst, size_t bytes, int root);
   // Enqueues the plan on stream, after the communicator's previous launch.
   alloyResult_t launch(cudaStream_t stream, const char* function);
 

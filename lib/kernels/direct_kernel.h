@@ -53,6 +53,10 @@ enum DirectAlgorithm : int {
   // token line instead, so that every pair of ranks exchanges lines as the generation rule above asks,
   // and block 0 waits for every peer's. Lines only.
   kDirectBroadcast = 6,
+  // Broadcast in two steps from 3 ranks: part p of the root's buffer (no part for the root) to rank p,
+  // which passes it on to the other ranks but the root as it arrives; every other rank sends the root a
+  // token line. Lines only.
+  kDirectBroadcastTwoShot = 7,
 };
 
 // How the data of a launch travels (all ranks choose alike: DirectPlan).
@@ -69,7 +73,7 @@ struct DirectLaunch {
   const char* src;  // this rank's input: the whole buffer
   char* dst;        // one-shot, two-shot, all-gather, reduce (root only): the whole output buffer;
                     // reduce-scatter: this rank's part
-  // Parts (two-shot, reduce-scatter): part p is bytes [partFirst[p], partFirst[p] + partBytes[p]) of src
+  // Parts (two-shot, reduce-scatter, reduce, two-step broadcast): part p is bytes [partFirst[p], partFirst[p] + partBytes[p]) of src
   // (and of dst, two-shot). One-shot: part 0 is the whole buffer; all-gather: one rank's block.
   size_t partFirst[kMaxLocalRanks];
   size_t partBytes[kMaxLocalRanks];
@@ -79,7 +83,7 @@ struct DirectLaunch {
   // number of windows; with more than one, window k uses the slots of half k % 2 of every area.
   size_t windowBytes;
   int windows;
-  int root;  // reduce: the rank that receives the result; broadcast: the rank that sends
+  int root;  // reduce: the rank that receives the result; broadcasts: the rank that sends
 #if ALLOY_KERNEL_TRACE
   KernelTraceRecord* trace;  // where block 0 records the launch (kernel_trace.h); nullptr: untraced
 #endif

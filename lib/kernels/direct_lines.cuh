@@ -1,5 +1,5 @@
-// The direct engine's algorithms over lines, written against a Lines type (Word, kUnit, at, send, recv,
-// reduce, token, awaitToken) so that the line format stays apart from the algorithms:
+// The direct engine's algorithms over lines, written against a Lines type (Word, kUnit, at, send, recv
+// with an optional forward, reduce, token, awaitToken) so that the line format stays apart from the algorithms:
 // direct_narrow_lines.cuh's 16-byte lines (128-byte lines were tried the same way: docs/architecture.md,
 // "The direct engine"). Steps are numbered 2 * epoch and 2 * epoch + 1 within the block's epoch-th
 // operation; the Lines type turns a step into its flag. Lines carry their own flags: a block without a
@@ -138,6 +138,61 @@ __device__ bool broadcastLines(const DirectLaunch& a, int generation, uint64_t e
   return true;
 }
 
+// Broadcast in two steps (3 ranks and more, sizes past the one-shot's): the root sends part p of the buffer
+// to rank p alone, which passes every line on to the ranks that are neither the root nor itself as it
+// arrives, and keeps it. The root's links carry the buffer once instead of once per peer, each other rank's
+// a third of its part per forward. Every rank but the root hears from the root (its part) and from every
+// other such rank (their parts); block 0 of each sends the root a token line, which the root's block 0
+// waits for: every pair exchanges lines in every operation (direct_kernel.h). Tokens sit at line 0 of
+// the sender's slot in the root's area, which carries no data in this algorithm.
+template <typename P>
+__device__ bool broadcastTwoShotLines(const DirectLaunch& a, int generation, uint64_t epoch) {
+  const DeviceComm& c = a.comm;
+  const int me = c.rank, n = c.nranks, root = a.root;
+  const uint64_t step = 2 * epoch;
+  if (me == root) {
+    for (int j = 0; j < n - 1; ++j) {
+      const int p = peerInTurn(c, j);
+      const Share s = shareOf(a.partBytes[p], blockIdx.x, P::kUnit);
+      const char* src = a.src + a.partFirst[p] + s.first;
+      P::send(linesOf<P>(a, p, generation, kInputs, root, s.first), src, s.bytes, step);
+      if (a.dst != a.src) blockCopy(a.dst + a.partFirst[p] + s.first, src, s.bytes);
+    }
+    traceStamp(kTraceSent);
+    bool heard = true;
+    if (blockIdx.x == 0)
+      for (int j = 0; j < n - 1 && heard; ++j) {
+        const int q = sourceInTurn(c, j);
+        heard = P::awaitToken(c, q, linesOf<P>(a, me, generation, kInputs, q, 0), step);
+      }
+    if (!__syncthreads_and(heard)) return false;
+    traceStamp(kTraceReceived);
+    return true;
+  }
+  if (blockIdx.x == 0) P::token(linesOf<P>(a, root, generation, kInputs, me, 0), step);
+  const Share s = shareOf(a.partBytes[me], blockIdx.x, P::kUnit);
+  typename P::Word* onward[kMaxLocalRanks];
+  int count = 0;
+  for (int j = 0; j < n - 1; ++j) {
+    const int q = peerInTurn(c, j);
+    if (q != root) onward[count++] = linesOf<P>(a, q, generation, kInputs, me, s.first);
+  }
+  if (!P::recv(c, root, linesOf<P>(a, me, generation, kInputs, root, s.first), a.dst + a.partFirst[me] + s.first,
+               s.bytes, step, onward, count))
+    return false;
+  traceStamp(kTraceSent);
+  for (int j = 0; j < n - 1; ++j) {
+    const int q = sourceInTurn(c, j);
+    if (q == root) continue;
+    const Share r = shareOf(a.partBytes[q], blockIdx.x, P::kUnit);
+    if (!P::recv(c, q, linesOf<P>(a, me, generation, kInputs, q, r.first), a.dst + a.partFirst[q] + r.first, r.bytes,
+                 step))
+      return false;
+  }
+  traceStamp(kTraceReceived);
+  return true;
+}
+
 template <typename P>
 struct LinesProtocol {
   template <typename T, int Op>
@@ -147,6 +202,7 @@ struct LinesProtocol {
       case kDirectAllGather:
       case kDirectAllToAll: return blockExchangeLines<P>(a, generation, epoch);
       case kDirectBroadcast: return broadcastLines<P>(a, generation, epoch);
+      case kDirectBroadcastTwoShot: return broadcastTwoShotLines<P>(a, generation, epoch);
       default: return byPartsLines<P, T, Op>(a, generation, epoch);
     }
   }

@@ -17,8 +17,10 @@ struct NarrowLines {
   __device__ static void send(Word* lines, const char* src, size_t bytes, uint64_t step) {
     llSendChunk(lines, src, bytes, llFlag(step));
   }
-  __device__ static bool recv(const DeviceComm& c, int peer, Word* lines, char* dst, size_t bytes, uint64_t step) {
-    return llRecvChunk(c, peer, lines, dst, bytes, llFlag(step));
+  // forward: numForward peers' lines of the same step that each received line goes on to as well.
+  __device__ static bool recv(const DeviceComm& c, int peer, Word* lines, char* dst, size_t bytes, uint64_t step,
+                              Word* const* forward = nullptr, int numForward = 0) {
+    return llRecvChunk(c, peer, lines, dst, bytes, llFlag(step), forward, numForward);
   }
   // A line without data from thread 0: a sign to the peer that this rank is in the operation.
   __device__ static void token(Word* line, uint64_t step) { llSendToken(line, llFlag(step)); }

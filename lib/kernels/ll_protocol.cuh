@@ -63,11 +63,13 @@ __device__ inline void llSendChunk(uint4* lines, const char* src, size_t bytes, 
   }
 }
 
-// The receiving block waits for every line of the chunk `peer` sends, writes its data to dst and clears
-// the line (see the top of this file). Returns false (on every thread) when a wait was cut short by an
-// abort or the timeout. The caller hands the slot back with a release after this returns.
+// The receiving block waits for every line of the chunk `peer` sends, passes it on unchanged to the same
+// line of each of the numForward chunks in `forward` (peers' slots of the same step, before its own use
+// of it: the next hop waits longest), writes its data to dst and clears the line (see the top of this
+// file). Returns false (on every thread) when a wait was cut short by an abort or the timeout. The caller
+// hands the slot back with a release after this returns.
 __device__ inline bool llRecvChunk(const DeviceComm& c, int peer, uint4* lines, char* dst, size_t bytes,
-                                   uint32_t flag) {
+                                   uint32_t flag, uint4* const* forward = nullptr, int numForward = 0) {
   const size_t count = (bytes + kLlDataPerLine - 1) / kLlDataPerLine;
   bool ok = true;
   for (size_t i = threadIdx.x; ok && i < count; i += blockDim.x) {
@@ -77,10 +79,12 @@ __device__ inline bool llRecvChunk(const DeviceComm& c, int peer, uint4* lines, 
       return v.y == flag && v.w == flag;
     });
     if (!ok) break;
+    const uint64_t data = static_cast<uint64_t>(v.x) | static_cast<uint64_t>(v.z) << 32;
+    for (int f = 0; f < numForward; ++f) llStoreLine(forward[f] + i, data, flag);
     llStoreLine(lines + i, 0, 0);
     const size_t offset = i * kLlDataPerLine;
     const size_t take = bytes - offset < kLlDataPerLine ? bytes - offset : kLlDataPerLine;
-    storeWord(dst + offset, static_cast<uint64_t>(v.x) | static_cast<uint64_t>(v.z) << 32, take);
+    storeWord(dst + offset, data, take);
   }
   return __syncthreads_and(ok);
 }

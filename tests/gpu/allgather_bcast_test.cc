@@ -118,6 +118,27 @@ TEST_F(Broadcast, ScatteredAndForwarded) {
   }
 }
 
+// Scattered and passed on in the direct engine's lines (DirectPlan::planBroadcastTwoShot: 3 ranks or more
+// inside one host, from past the one-shot's sizes while a part fits a slot), every root: the first size
+// past the one-shot, a ragged middle one, the largest the lines take (ALLOY_DIRECT_LL_MAX_BYTES, 1 MiB)
+// and one byte more (the rings then); in place, and buffers off their 16-byte alignment. Twice, so that
+// both generations of the line areas carry it.
+TEST_F(Broadcast, TwoStepLinesEveryRoot) {
+  if (nranks < 3 || comm->topology.spansHosts()) GTEST_SKIP() << "the two-step lines need 3 or more ranks on one host";
+  const size_t oneShotLast =
+      std::min(comm->local->lowLatencyMaxBytes(), alloy::allreduceOneShotMaxBytes(nranks) / nranks);
+  const size_t largest = alloy::directLowLatencyMaxBytes();
+  uint64_t tag = 0;
+  for (int pass = 0; pass < 2; ++pass)
+    for (int root = 0; root < nranks; ++root) {
+      broadcast(oneShotLast + 1, alloyUint8, root, ++tag);
+      broadcast(size_t{500001}, alloyInt8, root, ++tag, {3, 3, true});
+      broadcast(size_t{300001}, alloyUint8, root, ++tag, {1, 3});
+      broadcast(largest / 4, alloyFloat32, root, ++tag, {0, 0, true});
+      broadcast(largest + 1, alloyUint8, root, ++tag);
+    }
+}
+
 // The binomial tree between hosts (broadcast.cc, broadcastStaged), which by default runs only where the
 // cost model expects it to be faster (small buffers between many hosts), forced at any host count: every
 // root (the tree is rooted at each in turn, along its rail where hosts are even), sizes up to the

@@ -7,7 +7,7 @@
 namespace alloy_mpix {
 
 void describeAlltoall(const char* fn, const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
-                      int recvcount, MPI_Datatype recvtype, MPI_Comm comm, const CommShape& shape, Request* r) {
+                      int recvcount, MPI_Datatype recvtype, const CommShape& shape, Request* r) {
   const bool inPlace = sendbuf == MPI_IN_PLACE;
   TypeInfo stype, rtype;
   size_t recvBlock = 0, recvSpan = 0, sendBlock = 0, sendSpan = 0;
@@ -29,7 +29,6 @@ void describeAlltoall(const char* fn, const void* sendbuf, int sendcount, MPI_Da
       return;
     r->send = Region{sendbuf, sendSpan};
   }
-  r->viaMpi = [=] { return PMPI_Alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm); };
   r->viaGpu = [=](alloyComm_t gpu, const void* send, cudaStream_t s) {
     return alloyAlltoAll(send, recvbuf, sendBlock, alloyUint8, gpu, s);
   };
@@ -43,6 +42,6 @@ extern "C" ALLOY_MPIX_API int MPIX_Alltoall_cuda(const void* sendbuf, int sendco
   using namespace alloy_mpix;
   const char* fn = "MPIX_Alltoall_cuda";
   return execute(fn, comm, stream, [&](const CommShape& shape, Request* r) {
-    describeAlltoall(fn, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, shape, r);
-  });
+    describeAlltoall(fn, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, shape, r);
+  }, [&] { return PMPI_Alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm); });
 }

@@ -6,8 +6,8 @@
 
 namespace alloy_mpix {
 
-void describeBcast(const char* fn, void* buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm,
-                   const CommShape& shape, Request* r) {
+void describeBcast(const char* fn, void* buffer, int count, MPI_Datatype datatype, int root, const CommShape& shape,
+                   Request* r) {
   TypeInfo type;
   size_t bytes = 0, span = 0;
   if (!checkType(r, fn, "datatype", datatype, false, &type) || !checkCount(r, fn, "count", count, type.size, &bytes) ||
@@ -17,14 +17,13 @@ void describeBcast(const char* fn, void* buffer, int count, MPI_Datatype datatyp
   r->send = r->recv = Region{buffer, span};
   r->sendName = r->recvName = "buffer";
   r->inPlace = true;
-  r->viaMpi = [=] { return PMPI_Bcast(buffer, count, datatype, root, comm); };
   r->viaGpu = [=](alloyComm_t gpu, const void*, cudaStream_t s) {
     return alloyBroadcast(buffer, buffer, bytes, alloyUint8, root, gpu, s);
   };
 }
 
 void describeAllgather(const char* fn, const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
-                       int recvcount, MPI_Datatype recvtype, MPI_Comm comm, const CommShape& shape, Request* r) {
+                       int recvcount, MPI_Datatype recvtype, const CommShape& shape, Request* r) {
   const bool inPlace = sendbuf == MPI_IN_PLACE;
   TypeInfo stype, rtype;
   size_t block = 0, recvSpan = 0, sendBytes = 0;
@@ -43,7 +42,6 @@ void describeAllgather(const char* fn, const void* sendbuf, int sendcount, MPI_D
       return;
     r->send = Region{sendbuf, sendBytes};
   }
-  r->viaMpi = [=] { return PMPI_Allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm); };
   r->viaGpu = [=](alloyComm_t gpu, const void* send, cudaStream_t s) {
     return alloyAllGather(send, recvbuf, block, alloyUint8, gpu, s);
   };
@@ -56,8 +54,8 @@ extern "C" ALLOY_MPIX_API int MPIX_Bcast_cuda(void* buffer, int count, MPI_Datat
   using namespace alloy_mpix;
   const char* fn = "MPIX_Bcast_cuda";
   return execute(fn, comm, stream, [&](const CommShape& shape, Request* r) {
-    describeBcast(fn, buffer, count, datatype, root, comm, shape, r);
-  });
+    describeBcast(fn, buffer, count, datatype, root, shape, r);
+  }, [&] { return PMPI_Bcast(buffer, count, datatype, root, comm); });
 }
 
 extern "C" ALLOY_MPIX_API int MPIX_Allgather_cuda(const void* sendbuf, int sendcount, MPI_Datatype sendtype,
@@ -66,6 +64,6 @@ extern "C" ALLOY_MPIX_API int MPIX_Allgather_cuda(const void* sendbuf, int sendc
   using namespace alloy_mpix;
   const char* fn = "MPIX_Allgather_cuda";
   return execute(fn, comm, stream, [&](const CommShape& shape, Request* r) {
-    describeAllgather(fn, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, shape, r);
-  });
+    describeAllgather(fn, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, shape, r);
+  }, [&] { return PMPI_Allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm); });
 }

@@ -27,25 +27,28 @@ bool byteLayout(Request* r, const char* function, const char* countsName, const 
                       counts == nullptr ? countsName : displsName, nranks));
     return false;
   }
-  std::vector<long long> offsets(nranks, 0);
+  // Two passes: the first checks the values and finds the span, the second places each rank's bytes in it.
+  // Each computes the displacement's product, so that the layout allocates its two arrays and nothing else.
   out->counts.assign(nranks, 0);
   long long lowest = LLONG_MAX, highest = 0;
   for (int p = 0; p < nranks; ++p) {
+    long long offset = 0;
     if (!checkCountAt(r, function, countsName, p, counts[p], type.size, &out->counts[p])) return false;
-    if (__builtin_mul_overflow(static_cast<long long>(displs[p]), static_cast<long long>(type.extent), &offsets[p]) ||
-        offsets[p] > LLONG_MAX - static_cast<long long>(out->counts[p])) {
+    if (__builtin_mul_overflow(static_cast<long long>(displs[p]), static_cast<long long>(type.extent), &offset) ||
+        offset > LLONG_MAX - static_cast<long long>(out->counts[p])) {
       r->reject(problem(MPI_ERR_ARG, "%s: %s[%d]=%lld overflows", function, displsName, p,
                         static_cast<long long>(displs[p])));
       return false;
     }
     if (out->counts[p] == 0) continue;
-    lowest = std::min(lowest, offsets[p]);
-    highest = std::max(highest, offsets[p] + static_cast<long long>(out->counts[p]));
+    lowest = std::min(lowest, offset);
+    highest = std::max(highest, offset + static_cast<long long>(out->counts[p]));
   }
   out->displs.assign(nranks, 0);
   if (lowest == LLONG_MAX) return true;  // this side moves nothing
   for (int p = 0; p < nranks; ++p)
-    if (out->counts[p] > 0) out->displs[p] = static_cast<size_t>(offsets[p] - lowest);
+    if (out->counts[p] > 0)  // the product did not overflow in the first pass
+      out->displs[p] = static_cast<size_t>(static_cast<long long>(displs[p]) * type.extent - lowest);
   out->region = Region{static_cast<const char*>(buffer) + lowest, static_cast<size_t>(highest - lowest)};
   return true;
 }

@@ -3,14 +3,17 @@
 #include <cuda_runtime.h>
 
 #include <algorithm>
+#include <atomic>
 #include <mutex>
 #include <vector>
 
 namespace alloy_mpix {
 namespace {
 
-std::mutex registryMutex;
-int contextKeyval = MPI_KEYVAL_INVALID;
+std::mutex registryMutex;  // the registry, and the creation of the keyvals
+// Atomic, so that findContext reads it without the mutex: it is set once the keyvals exist, and reset
+// at MPI_Finalize.
+std::atomic<int> contextKeyval{MPI_KEYVAL_INVALID};
 // Unreleased contexts in creation order; released in reverse at MPI_Finalize. The order matters: each
 // release ends with collective steps, and the reverse of the order in which the ranks created them
 // collectively is an order in which every rank can complete them.
@@ -58,23 +61,23 @@ int releaseAllAtFinalize(MPI_Comm, int, void*, void*) {
   }
   for (Context* context : contexts) release(context);
   // No MPIX call can follow MPI_Finalize; attributes still attached keep the keyval until deleteContext.
-  MPI_Comm_free_keyval(&contextKeyval);
+  int keyval = contextKeyval.exchange(MPI_KEYVAL_INVALID);
+  MPI_Comm_free_keyval(&keyval);
   return MPI_SUCCESS;
 }
 
 Problem createKeyvals(const char* function) {
-  if (contextKeyval != MPI_KEYVAL_INVALID) return {};
-  int finalizeKeyval = MPI_KEYVAL_INVALID;
+  if (contextKeyval.load() != MPI_KEYVAL_INVALID) return {};
+  int keyval = MPI_KEYVAL_INVALID, finalizeKeyval = MPI_KEYVAL_INVALID;
   // MPI_COMM_NULL_COPY_FN: a duplicated communicator starts without a context and gets its own on its
   // first MPIX call; sharing one would make two communicators' operations share one GPU engine.
-  if (MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, deleteContext, &contextKeyval, nullptr) != MPI_SUCCESS ||
+  if (MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, deleteContext, &keyval, nullptr) != MPI_SUCCESS ||
       MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, releaseAllAtFinalize, &finalizeKeyval, nullptr) != MPI_SUCCESS ||
-      MPI_Comm_set_attr(MPI_COMM_SELF, finalizeKeyval, nullptr) != MPI_SUCCESS) {
-    contextKeyval = MPI_KEYVAL_INVALID;
+      MPI_Comm_set_attr(MPI_COMM_SELF, finalizeKeyval, nullptr) != MPI_SUCCESS)
     return problem(MPI_ERR_OTHER, "%s: cannot create the MPI attribute keyvals that cache GPU communicators",
                    function);
-  }
   MPI_Comm_free_keyval(&finalizeKeyval);  // MPI_COMM_SELF's attribute holds it until its callback has run
+  contextKeyval.store(keyval);
   return {};
 }
 
@@ -85,21 +88,18 @@ Problem contextOf(MPI_Comm comm, const char* function, Context** out) {
     std::lock_guard<std::mutex> lock(registryMutex);
     if (Problem p = createKeyvals(function)) return p;
   }
-  void* value = nullptr;
-  int found = 0;
-  if (MPI_Comm_get_attr(comm, contextKeyval, &value, &found) != MPI_SUCCESS)
+  if (!findContext(comm, out))
     return problem(MPI_ERR_COMM, "%s: cannot read the communicator's attributes", function);
-  if (found) {
-    *out = static_cast<Context*>(value);
-    return {};
-  }
+  if (*out != nullptr) return {};
   auto* context = new Context;
   if (MPI_Comm_dup(comm, &context->agreement) != MPI_SUCCESS) {
     delete context;
     return problem(MPI_ERR_OTHER, "%s: MPI_Comm_dup of the communicator failed", function);
   }
   MPI_Comm_set_errhandler(context->agreement, MPI_ERRORS_RETURN);
-  if (MPI_Comm_set_attr(comm, contextKeyval, context) != MPI_SUCCESS) {
+  MPI_Comm_rank(comm, &context->shape.rank);
+  MPI_Comm_size(comm, &context->shape.size);
+  if (MPI_Comm_set_attr(comm, contextKeyval.load(), context) != MPI_SUCCESS) {
     MPI_Comm_free(&context->agreement);
     delete context;
     return problem(MPI_ERR_OTHER, "%s: cannot cache the GPU communicator on the communicator", function);
@@ -122,15 +122,21 @@ bool agreeMax(Context* context, const int* ballot, int* all, int count) {
   return PMPI_Allreduce(ballot, all, count, MPI_INT, MPI_MAX, context->agreement) == MPI_SUCCESS;
 }
 
-Context* existingContext(MPI_Comm comm) {
-  {
-    std::lock_guard<std::mutex> lock(registryMutex);
-    if (contextKeyval == MPI_KEYVAL_INVALID) return nullptr;
-  }
+bool findContext(MPI_Comm comm, Context** out) {
+  *out = nullptr;
+  const int keyval = contextKeyval.load();
+  if (keyval == MPI_KEYVAL_INVALID) return true;  // no context yet, on any communicator
   void* value = nullptr;
   int found = 0;
-  if (MPI_Comm_get_attr(comm, contextKeyval, &value, &found) != MPI_SUCCESS || !found) return nullptr;
-  return static_cast<Context*>(value);
+  if (MPI_Comm_get_attr(comm, keyval, &value, &found) != MPI_SUCCESS) return false;
+  if (found) *out = static_cast<Context*>(value);
+  return true;
+}
+
+Context* existingContext(MPI_Comm comm) {
+  Context* context = nullptr;
+  findContext(comm, &context);
+  return context;
 }
 
 alloyResult_t gpuCommOf(Context* context, alloyComm_t* out) {

@@ -10,6 +10,7 @@
 
 #include "alloy.h"
 #include "problem.h"
+#include "request.h"
 #include "shared_vote.h"
 
 namespace alloy_mpix {
@@ -18,6 +19,9 @@ struct Context {
   // Private duplicate of the caller's communicator: the per-call agreement of the MPIX functions never
   // matches a message of the caller's.
   MPI_Comm agreement = MPI_COMM_NULL;
+  // This rank's rank and the size of the communicator, read once at creation: they never change, and a
+  // context exists only for an intracommunicator, so a call that finds it asks MPI about neither.
+  CommShape shape;
   // The GPU communicator, created by the first call whose data are on the GPU (never, on a machine
   // without one, or in a program that only passes host memory).
   alloyComm_t gpu = nullptr;
@@ -44,10 +48,16 @@ struct Context {
 // i < count (at most kMaxBallot). Collective. False where MPI failed (all is then undefined).
 bool agreeMax(Context* context, const int* ballot, int* all, int count);
 
-// The context of comm, created (collectively: all ranks make the same MPIX calls) on first use.
+// The context of comm, an intracommunicator, created (collectively: all ranks make the same MPIX calls) on
+// first use.
 Problem contextOf(MPI_Comm comm, const char* function, Context** out);
 
-// The context of comm if an MPIX call created one, else nullptr; creates nothing (not collective).
+// *out: the context of comm if an MPIX call created one, else nullptr; creates nothing (not collective).
+// False where MPI cannot read comm's attributes (not a communicator: MPI's error handler was called). The
+// lookup of every call after a communicator's first.
+bool findContext(MPI_Comm comm, Context** out);
+
+// findContext's context, or nullptr.
 Context* existingContext(MPI_Comm comm);
 
 // The context's GPU communicator, created (collectively) on first use on the CUDA device current now.

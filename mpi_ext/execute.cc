@@ -65,7 +65,7 @@ void enterEnqueueOnly(Context* context, bool agreeEveryCall) {
 
 }  // namespace
 
-int execute(const char* function, MPI_Comm comm, cudaStream_t stream, const Prepare& prepare) {
+int execute(const char* function, MPI_Comm comm, cudaStream_t stream, Prepare prepare, ViaMpi viaMpi) {
   Problem fromBinding = takeBindingProblem();  // taken on every path, so it never outlives this call
   int initialized = 0, finalized = 0;
   MPI_Initialized(&initialized);
@@ -73,16 +73,18 @@ int execute(const char* function, MPI_Comm comm, cudaStream_t stream, const Prep
   if (!initialized || finalized) return MPI_ERR_OTHER;  // no error handler may be called outside MPI
   if (comm == MPI_COMM_NULL)
     return report(MPI_COMM_NULL, problem(MPI_ERR_COMM, "%s: comm is MPI_COMM_NULL", function));
-  int inter = 0;
-  MPI_Comm_test_inter(comm, &inter);
-  if (inter)
-    return report(comm, problem(MPI_ERR_COMM, "%s: comm is an inter-communicator; MPIX functions take "
-                                              "intra-communicators", function));
-  CommShape shape;
-  MPI_Comm_rank(comm, &shape.rank);
-  MPI_Comm_size(comm, &shape.size);
+  // A communicator with a context is an intracommunicator, whose shape the context holds: only a call
+  // that finds none (the first on comm, or one MPI cannot read: contextOf reports it) asks MPI about it.
   Context* context = nullptr;
-  if (Problem p = contextOf(comm, function, &context)) return report(comm, p);
+  if (!findContext(comm, &context) || context == nullptr) {
+    int inter = 0;
+    MPI_Comm_test_inter(comm, &inter);
+    if (inter)
+      return report(comm, problem(MPI_ERR_COMM, "%s: comm is an inter-communicator; MPIX functions take "
+                                                "intra-communicators", function));
+    if (Problem p = contextOf(comm, function, &context)) return report(comm, p);
+  }
+  const CommShape& shape = context->shape;
 
   Request request;
   request.reject(std::move(fromBinding));  // first, so that it is the problem reported
@@ -120,7 +122,7 @@ int execute(const char* function, MPI_Comm comm, cudaStream_t stream, const Prep
     enterEnqueueOnly(context, agreeEveryCall);
     return code;
   }
-  if (all[0]) return request.viaMpi();
+  if (all[0]) return viaMpi();
   return MPI_SUCCESS;  // no rank moves any data
 }
 

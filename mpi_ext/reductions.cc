@@ -8,35 +8,42 @@
 namespace alloy_mpix {
 namespace {
 
+// A reduction as the GPU engine takes it. The operations' closures copy it ([=]): it holds no TypeInfo,
+// which carries its datatype's name.
 struct Reduction {
-  TypeInfo type;
+  alloyDataType_t type = alloyUint8;
   alloyRedOp_t op = alloySum;
+  MPI_Count elementBytes = 0;
   size_t bytes = 0;  // of `count` elements
 };
 
 bool checkReduction(Request* r, const char* fn, const char* countName, int count, MPI_Datatype datatype, MPI_Op op,
                     Reduction* out) {
-  return checkType(r, fn, "datatype", datatype, true, &out->type) && checkOp(r, fn, op, &out->op) &&
-         checkCount(r, fn, countName, count, out->type.size, &out->bytes);
+  TypeInfo type;
+  if (!checkType(r, fn, "datatype", datatype, true, &type) || !checkOp(r, fn, op, &out->op) ||
+      !checkCount(r, fn, countName, count, type.size, &out->bytes))
+    return false;
+  out->type = type.alloyType;
+  out->elementBytes = type.size;
+  return true;
 }
 
 }  // namespace
 
 void describeAllreduce(const char* fn, const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
-                       MPI_Comm comm, Request* r) {
+                       Request* r) {
   Reduction red;
   if (!checkReduction(r, fn, "count", count, datatype, op, &red)) return;
   r->inPlace = sendbuf == MPI_IN_PLACE;
   r->recv = Region{recvbuf, red.bytes};
   r->send = r->inPlace ? r->recv : Region{sendbuf, red.bytes};
-  r->viaMpi = [=] { return PMPI_Allreduce(sendbuf, recvbuf, count, datatype, op, comm); };
   r->viaGpu = [=](alloyComm_t gpu, const void* send, cudaStream_t s) {
-    return alloyAllReduce(send, recvbuf, count, red.type.alloyType, red.op, gpu, s);
+    return alloyAllReduce(send, recvbuf, count, red.type, red.op, gpu, s);
   };
 }
 
 void describeReduce(const char* fn, const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
-                    int root, MPI_Comm comm, const CommShape& shape, Request* r) {
+                    int root, const CommShape& shape, Request* r) {
   Reduction red;
   if (!checkReduction(r, fn, "count", count, datatype, op, &red) || !checkRoot(r, fn, root, shape)) return;
   r->inPlace = sendbuf == MPI_IN_PLACE;
@@ -48,18 +55,17 @@ void describeReduce(const char* fn, const void* sendbuf, void* recvbuf, int coun
     return;
   }
   r->send = r->inPlace ? r->recv : Region{sendbuf, red.bytes};
-  r->viaMpi = [=] { return PMPI_Reduce(sendbuf, recvbuf, count, datatype, op, root, comm); };
   r->viaGpu = [=](alloyComm_t gpu, const void* send, cudaStream_t s) {
-    return alloyReduce(send, recvbuf, count, red.type.alloyType, red.op, root, gpu, s);
+    return alloyReduce(send, recvbuf, count, red.type, red.op, root, gpu, s);
   };
 }
 
 void describeReduceScatterBlock(const char* fn, const void* sendbuf, void* recvbuf, int recvcount,
-                                MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, const CommShape& shape, Request* r) {
+                                MPI_Datatype datatype, MPI_Op op, const CommShape& shape, Request* r) {
   Reduction red;
   size_t sendBytes = 0;
   if (!checkReduction(r, fn, "recvcount", recvcount, datatype, op, &red) ||
-      !checkCount(r, fn, "recvcount * nranks", static_cast<MPI_Count>(recvcount) * shape.size, red.type.size,
+      !checkCount(r, fn, "recvcount * nranks", static_cast<MPI_Count>(recvcount) * shape.size, red.elementBytes,
                   &sendBytes))
     return;
   r->inPlace = sendbuf == MPI_IN_PLACE;
@@ -72,9 +78,8 @@ void describeReduceScatterBlock(const char* fn, const void* sendbuf, void* recvb
     r->recv = Region{recvbuf, red.bytes};
     r->send = Region{sendbuf, sendBytes};
   }
-  r->viaMpi = [=] { return PMPI_Reduce_scatter_block(sendbuf, recvbuf, recvcount, datatype, op, comm); };
   r->viaGpu = [=](alloyComm_t gpu, const void* send, cudaStream_t s) {
-    return alloyReduceScatter(send, recvbuf, recvcount, red.type.alloyType, red.op, gpu, s);
+    return alloyReduceScatter(send, recvbuf, recvcount, red.type, red.op, gpu, s);
   };
 }
 
@@ -85,8 +90,8 @@ extern "C" ALLOY_MPIX_API int MPIX_Allreduce_cuda(const void* sendbuf, void* rec
   using namespace alloy_mpix;
   const char* fn = "MPIX_Allreduce_cuda";
   return execute(fn, comm, stream, [&](const CommShape&, Request* r) {
-    describeAllreduce(fn, sendbuf, recvbuf, count, datatype, op, comm, r);
-  });
+    describeAllreduce(fn, sendbuf, recvbuf, count, datatype, op, r);
+  }, [&] { return PMPI_Allreduce(sendbuf, recvbuf, count, datatype, op, comm); });
 }
 
 extern "C" ALLOY_MPIX_API int MPIX_Reduce_cuda(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype,
@@ -94,8 +99,8 @@ extern "C" ALLOY_MPIX_API int MPIX_Reduce_cuda(const void* sendbuf, void* recvbu
   using namespace alloy_mpix;
   const char* fn = "MPIX_Reduce_cuda";
   return execute(fn, comm, stream, [&](const CommShape& shape, Request* r) {
-    describeReduce(fn, sendbuf, recvbuf, count, datatype, op, root, comm, shape, r);
-  });
+    describeReduce(fn, sendbuf, recvbuf, count, datatype, op, root, shape, r);
+  }, [&] { return PMPI_Reduce(sendbuf, recvbuf, count, datatype, op, root, comm); });
 }
 
 extern "C" ALLOY_MPIX_API int MPIX_Reduce_scatter_block_cuda(const void* sendbuf, void* recvbuf, int recvcount,
@@ -104,6 +109,6 @@ extern "C" ALLOY_MPIX_API int MPIX_Reduce_scatter_block_cuda(const void* sendbuf
   using namespace alloy_mpix;
   const char* fn = "MPIX_Reduce_scatter_block_cuda";
   return execute(fn, comm, stream, [&](const CommShape& shape, Request* r) {
-    describeReduceScatterBlock(fn, sendbuf, recvbuf, recvcount, datatype, op, comm, shape, r);
-  });
+    describeReduceScatterBlock(fn, sendbuf, recvbuf, recvcount, datatype, op, shape, r);
+  }, [&] { return PMPI_Reduce_scatter_block(sendbuf, recvbuf, recvcount, datatype, op, comm); });
 }

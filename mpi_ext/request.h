@@ -1,5 +1,6 @@
 // One MPIX call as the shared driver (execute.h) sees it: what the call reads and writes on this rank,
-// what is wrong with its arguments, and the two ways to carry it out.
+// what is wrong with its arguments, and how the GPU engine carries it out. MPI's own collective on the
+// caller's arguments is the entry point's to pass (ViaMpi).
 #pragma once
 
 #include <cuda_runtime.h>
@@ -9,6 +10,7 @@
 #include <utility>
 
 #include "alloy.h"
+#include "function_ref.h"
 #include "memory.h"
 #include "problem.h"
 
@@ -27,8 +29,6 @@ struct Request {
   // The GPU engine cannot read and write one buffer in this operation: it reads `send` from a copy.
   bool stageSend = false;
 
-  // MPI's own collective on the caller's arguments, for host memory.
-  std::function<int()> viaMpi;
   // Enqueues the operation on the GPU engine; `send` is send.base, or its staged copy.
   std::function<alloyResult_t(alloyComm_t gpu, const void* send, cudaStream_t stream)> viaGpu;
 
@@ -47,5 +47,11 @@ struct CommShape {
   int rank = 0;
   int size = 1;
 };
+
+// MPI's own collective on the caller's arguments, for host memory: the PMPI_* call of the entry point (an
+// MPIX function's or the layer's), called only where the ranks choose the MPI library. It calls PMPI_*, as
+// all of Alloy's own MPI traffic does: a profiling layer (the standard-call layer itself, or a tool) sees
+// the program's calls only, and the layer never re-enters itself.
+using ViaMpi = FunctionRef<int()>;
 
 }  // namespace alloy_mpix

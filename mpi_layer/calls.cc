@@ -1,6 +1,7 @@
 // The layer's entry points (layer_entry.h): each describes its call as the MPI extension does
 // (mpi_ext/describe.h) and hands the description, with the PMPI_* call that passes it on unchanged, to
-// the blocking or non-blocking run (run.h).
+// the blocking or non-blocking run (run.h). Both go as references to the lambdas (FunctionRef), which
+// capture the arguments by reference and are called before the entry point returns.
 #include "describe.h"
 #include "layer_entry.h"
 #include "run.h"
@@ -15,27 +16,27 @@ using alloy_mpix::Request;
 extern "C" int alloy_layer_allreduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
                                      MPI_Comm comm) {
   return runBlocking(Call::Allreduce, comm, [&](const char* fn, const CommShape&, Request* r) {
-    alloy_mpix::describeAllreduce(fn, sendbuf, recvbuf, count, datatype, op, comm, r);
+    alloy_mpix::describeAllreduce(fn, sendbuf, recvbuf, count, datatype, op, r);
   }, [&] { return PMPI_Allreduce(sendbuf, recvbuf, count, datatype, op, comm); });
 }
 
 extern "C" int alloy_layer_reduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
                                   int root, MPI_Comm comm) {
   return runBlocking(Call::Reduce, comm, [&](const char* fn, const CommShape& shape, Request* r) {
-    alloy_mpix::describeReduce(fn, sendbuf, recvbuf, count, datatype, op, root, comm, shape, r);
+    alloy_mpix::describeReduce(fn, sendbuf, recvbuf, count, datatype, op, root, shape, r);
   }, [&] { return PMPI_Reduce(sendbuf, recvbuf, count, datatype, op, root, comm); });
 }
 
 extern "C" int alloy_layer_bcast(void* buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm) {
   return runBlocking(Call::Bcast, comm, [&](const char* fn, const CommShape& shape, Request* r) {
-    alloy_mpix::describeBcast(fn, buffer, count, datatype, root, comm, shape, r);
+    alloy_mpix::describeBcast(fn, buffer, count, datatype, root, shape, r);
   }, [&] { return PMPI_Bcast(buffer, count, datatype, root, comm); });
 }
 
 extern "C" int alloy_layer_allgather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
                                      int recvcount, MPI_Datatype recvtype, MPI_Comm comm) {
   return runBlocking(Call::Allgather, comm, [&](const char* fn, const CommShape& shape, Request* r) {
-    alloy_mpix::describeAllgather(fn, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, shape, r);
+    alloy_mpix::describeAllgather(fn, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, shape, r);
   }, [&] { return PMPI_Allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm); });
 }
 
@@ -50,7 +51,7 @@ extern "C" int alloy_layer_allgatherv(const void* sendbuf, int sendcount, MPI_Da
 extern "C" int alloy_layer_reduce_scatter_block(const void* sendbuf, void* recvbuf, int recvcount,
                                                 MPI_Datatype datatype, MPI_Op op, MPI_Comm comm) {
   return runBlocking(Call::ReduceScatterBlock, comm, [&](const char* fn, const CommShape& shape, Request* r) {
-    alloy_mpix::describeReduceScatterBlock(fn, sendbuf, recvbuf, recvcount, datatype, op, comm, shape, r);
+    alloy_mpix::describeReduceScatterBlock(fn, sendbuf, recvbuf, recvcount, datatype, op, shape, r);
   }, [&] { return PMPI_Reduce_scatter_block(sendbuf, recvbuf, recvcount, datatype, op, comm); });
 }
 
@@ -64,7 +65,7 @@ extern "C" int alloy_layer_reduce_scatter(const void* sendbuf, void* recvbuf, co
 extern "C" int alloy_layer_alltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
                                     int recvcount, MPI_Datatype recvtype, MPI_Comm comm) {
   return runBlocking(Call::Alltoall, comm, [&](const char* fn, const CommShape& shape, Request* r) {
-    alloy_mpix::describeAlltoall(fn, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, shape, r);
+    alloy_mpix::describeAlltoall(fn, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, shape, r);
   }, [&] { return PMPI_Alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm); });
 }
 
@@ -73,7 +74,7 @@ extern "C" int alloy_layer_alltoallv(const void* sendbuf, const int sendcounts[]
                                      MPI_Datatype recvtype, MPI_Comm comm) {
   return runBlocking(Call::Alltoallv, comm, [&](const char* fn, const CommShape& shape, Request* r) {
     alloy_mpix::describeAlltoallv(fn, sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype,
-                                  comm, shape, r);
+                                  shape, r);
   }, [&] {
     return PMPI_Alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm);
   });
@@ -82,7 +83,7 @@ extern "C" int alloy_layer_alltoallv(const void* sendbuf, const int sendcounts[]
 extern "C" int alloy_layer_iallreduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
                                       MPI_Comm comm, MPI_Request* request) {
   return runNonblocking(Call::Iallreduce, comm, [&](const char* fn, const CommShape&, Request* r) {
-    alloy_mpix::describeAllreduce(fn, sendbuf, recvbuf, count, datatype, op, comm, r);
+    alloy_mpix::describeAllreduce(fn, sendbuf, recvbuf, count, datatype, op, r);
   }, [&] { return PMPI_Iallreduce(sendbuf, recvbuf, count, datatype, op, comm, request); }, request);
 }
 
@@ -92,7 +93,7 @@ extern "C" int alloy_layer_ialltoallv(const void* sendbuf, const int sendcounts[
                                       MPI_Request* request) {
   return runNonblocking(Call::Ialltoallv, comm, [&](const char* fn, const CommShape& shape, Request* r) {
     alloy_mpix::describeAlltoallv(fn, sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype,
-                                  comm, shape, r);
+                                  shape, r);
   }, [&] {
     return PMPI_Ialltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm,
                            request);

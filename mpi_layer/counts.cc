@@ -44,11 +44,18 @@ const char* callName(Call call) { return kNames[static_cast<int>(call)]; }
 
 void tallyCall(Call call, bool toGpu) {
   // The attribute can only be set while MPI runs; a call outside that time is the MPI library's to refuse.
+  // Once the report is scheduled (or found not asked for), no call asks MPI whether it runs.
   static std::once_flag reportOnce;
-  int initialized = 0, finalized = 0;
-  MPI_Initialized(&initialized);
-  MPI_Finalized(&finalized);
-  if (initialized && !finalized) std::call_once(reportOnce, scheduleReport);
+  static std::atomic<bool> reportDecided{false};
+  if (!reportDecided.load(std::memory_order_acquire)) {
+    int initialized = 0, finalized = 0;
+    MPI_Initialized(&initialized);
+    MPI_Finalized(&finalized);
+    if (initialized && !finalized) {
+      std::call_once(reportOnce, scheduleReport);
+      reportDecided.store(true, std::memory_order_release);
+    }
+  }
   (toGpu ? diverted : passed)[static_cast<int>(call)]++;
 }
 

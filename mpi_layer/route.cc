@@ -39,15 +39,22 @@ void ballotOf(const char* function, const Diversion& d, bool nonblocking, int ba
 
 }  // namespace
 
-Route route(const char* function, MPI_Comm comm, bool nonblocking, const Describe& describe, Diversion* out, int* code) {
-  int initialized = 0, finalized = 0, inter = 0;
+Route route(const char* function, MPI_Comm comm, bool nonblocking, Describe describe, Diversion* out, int* code) {
+  int initialized = 0, finalized = 0;
   MPI_Initialized(&initialized);
   MPI_Finalized(&finalized);
   // Outside MPI's lifetime, on MPI_COMM_NULL, on an invalid handle or an intercommunicator the MPI
   // library answers alone (the GPU engine serves intracommunicators).
   if (!initialized || finalized || comm == MPI_COMM_NULL) return Route::Pass;
-  if (MPI_Comm_test_inter(comm, &inter) != MPI_SUCCESS || inter) return Route::Pass;
-  Problem p = alloy_mpix::contextOf(comm, function, &out->context);
+  // A communicator with a context is an intracommunicator, whose shape the context holds: only a call
+  // that finds none (the first on comm, and every one on an intercommunicator) asks MPI about it.
+  if (!alloy_mpix::findContext(comm, &out->context)) return Route::Pass;
+  Problem p;
+  if (out->context == nullptr) {
+    int inter = 0;
+    if (MPI_Comm_test_inter(comm, &inter) != MPI_SUCCESS || inter) return Route::Pass;
+    p = alloy_mpix::contextOf(comm, function, &out->context);
+  }
   if (!p) p = agreeOnReach(out->context, function);
   if (p) {
     *code = alloy_mpix::report(comm, p);
@@ -55,10 +62,7 @@ Route route(const char* function, MPI_Comm comm, bool nonblocking, const Describ
   }
   if (out->context->layerReach == Context::LayerReach::HostOnly) return Route::Pass;
 
-  alloy_mpix::CommShape shape;
-  MPI_Comm_rank(comm, &shape.rank);
-  MPI_Comm_size(comm, &shape.size);
-  describe(function, shape, &out->request);
+  describe(function, out->context->shape, &out->request);
   // The vote, on the communicator's private duplicate. A rank that moves no data (zero counts) cannot
   // tell the engine from its own arguments, and one rank's host memory must send every rank to the MPI
   // library: mixed memory is decided alike on every rank.

@@ -6,16 +6,15 @@
 
 #include <mpi.h>
 
-#include <functional>
-
 #include "context.h"
+#include "function_ref.h"
 #include "request.h"
 
 namespace alloy_layer {
 
 // Fills in the description of the call (mpi_ext/describe.h); `function` names it in messages.
-using Describe =
-    std::function<void(const char* function, const alloy_mpix::CommShape& shape, alloy_mpix::Request* request)>;
+using Describe = alloy_mpix::FunctionRef<void(const char* function, const alloy_mpix::CommShape& shape,
+                                              alloy_mpix::Request* request)>;
 
 enum class Route {
   Pass,    // to PMPI_* with the caller's arguments, on every rank
@@ -30,6 +29,6 @@ struct Diversion {
 
 // nonblocking: the call completes through a request, which the layer can only complete where the MPI
 // library lets it (completion.h).
-Route route(const char* function, MPI_Comm comm, bool nonblocking, const Describe& describe, Diversion* out, int* code);
+Route route(const char* function, MPI_Comm comm, bool nonblocking, Describe describe, Diversion* out, int* code);
 
 }  // namespace alloy_layer

@@ -41,24 +41,6 @@ Problem orderedStream(const char* function, Context* context, cudaStream_t* out)
   return {};
 }
 
-// Enqueues a diverted call; *device: the GPU engine's, *stream: where the operation went. A blocking call's
-// goes on the device's legacy default stream itself, which orders it after the program's work there and on
-// every blocking stream as the layer's own stream would after an event (and costs no event record and
-// wait); the call waits for it before returning anyway, so nothing is left to overlap. MPI_SUCCESS, or the
-// reported code.
-int enqueue(const char* function, MPI_Comm comm, bool nonblocking, Diversion* d, int* device, cudaStream_t* stream) {
-  alloyComm_t gpu = nullptr;
-  const alloyResult_t result = alloy_mpix::gpuCommOf(d->context, &gpu);
-  if (result != alloySuccess) return alloy_mpix::report(comm, alloy_mpix::fromAlloy(result, function));
-  alloyCommCuDevice(gpu, device);
-  // Current for all of it: cudaStreamLegacy, and the staging of an in-place send, mean the current device's.
-  alloy::DeviceGuard onDevice(*device);
-  *stream = cudaStreamLegacy;
-  if (nonblocking)
-    if (Problem p = orderedStream(function, d->context, stream)) return alloy_mpix::report(comm, p);
-  return alloy_mpix::runAgreedOnGpu(function, comm, &d->request, d->context, *stream);
-}
-
 // After the stream passed the operation: what the GPU engine recorded (a peer that timed out or failed;
 // the communicator keeps it) is the call's failure too.
 Problem engineOutcome(const char* function, Context* context) {
@@ -68,11 +50,8 @@ Problem engineOutcome(const char* function, Context* context) {
 }
 
 // The generalized request of a diverted non-blocking call: done when an event recorded after the
-// operation has passed (CUDA's failures become the request's error).
-int startRequest(const char* function, MPI_Comm comm, Context* context, cudaStream_t stream, MPI_Request* request) {
-  int device = -1;
-  alloyCommCuDevice(context->gpu, &device);
-  alloy::DeviceGuard onDevice(device);
+// operation has passed (CUDA's failures become the request's error). The engine's device must be current.
+int startRequest(const char* function, MPI_Comm comm, cudaStream_t stream, MPI_Request* request) {
   cudaEvent_t raw = nullptr;
   cudaError_t err = cudaEventCreateWithFlags(&raw, cudaEventDisableTiming);
   if (err == cudaSuccess) err = cudaEventRecord(raw, stream);
@@ -92,51 +71,59 @@ int startRequest(const char* function, MPI_Comm comm, Context* context, cudaStre
   return alloy_mpix::report(comm, problem(MPI_ERR_OTHER, "%s: MPI_Grequest_start failed", function));
 }
 
-// Routes the call and tallies it. True where every rank diverted it and it is enqueued on *stream, on the
-// GPU engine's *device; otherwise *code is the call's result: pass()'s, or the layer's failure as reported.
-bool divertAndEnqueue(Call call, MPI_Comm comm, bool nonblocking, const Describe& describe,
-                      const std::function<int()>& pass, Diversion* d, int* device, cudaStream_t* stream, int* code) {
-  const char* function = callName(call);
-  *code = MPI_SUCCESS;
-  const Route route = alloy_layer::route(function, comm, nonblocking, describe, d, code);
-  if (route == Route::Failed) return false;
-  tallyCall(call, route == Route::Divert);
-  if (route == Route::Pass) {
-    *code = pass();
-    return false;
+// A call every rank diverted, enqueued on the GPU engine and completed as MPI promises: a blocking call
+// returns with its result in place, a non-blocking one completes through *request.
+// A blocking call's operation goes on the device's legacy default stream itself, which orders it after
+// the program's work there and on every blocking stream as the layer's own stream would after an event
+// (and costs no event record and wait); the call waits for it before returning anyway, so nothing is
+// left to overlap. MPI_SUCCESS, or the reported code.
+int runDiverted(const char* function, MPI_Comm comm, bool nonblocking, Diversion* d, MPI_Request* request) {
+  alloyComm_t gpu = nullptr;
+  const alloyResult_t result = alloy_mpix::gpuCommOf(d->context, &gpu);
+  if (result != alloySuccess) return alloy_mpix::report(comm, alloy_mpix::fromAlloy(result, function));
+  int device = -1;
+  alloyCommCuDevice(gpu, &device);
+  cudaError_t err = cudaSuccess;
+  {
+    // One guard from the enqueue to the wait or the completion event, all of them the current device's
+    // (cudaStreamLegacy, and the staging of an in-place send, too): the program's device is looked up
+    // once per call.
+    alloy::DeviceGuard onDevice(device);
+    cudaStream_t stream = cudaStreamLegacy;
+    if (nonblocking)
+      if (Problem p = orderedStream(function, d->context, &stream)) return alloy_mpix::report(comm, p);
+    const int code = alloy_mpix::runAgreedOnGpu(function, comm, &d->request, d->context, stream);
+    if (code != MPI_SUCCESS) return code;
+    if (nonblocking) return startRequest(function, comm, stream, request);
+    err = cudaStreamSynchronize(stream);
   }
-  *code = enqueue(function, comm, nonblocking, d, device, stream);
-  return *code == MPI_SUCCESS;
+  // The outcome of the wait is reported with the program's device current again.
+  const Problem p =
+      err == cudaSuccess ? engineOutcome(function, d->context) : cudaProblem(function, "the GPU operation", err);
+  return p ? alloy_mpix::report(comm, p) : MPI_SUCCESS;
+}
+
+// Routes the call, tallies it and carries it out on the route every rank took. request: a non-blocking
+// call's.
+int run(Call call, MPI_Comm comm, bool nonblocking, Describe describe, alloy_mpix::ViaMpi pass, MPI_Request* request) {
+  const char* function = callName(call);
+  Diversion d;
+  int code = MPI_SUCCESS;
+  const Route route = alloy_layer::route(function, comm, nonblocking, describe, &d, &code);
+  if (route == Route::Failed) return code;
+  tallyCall(call, route == Route::Divert);
+  if (route == Route::Pass) return pass();
+  return runDiverted(function, comm, nonblocking, &d, request);
 }
 
 }  // namespace
 
-int runBlocking(Call call, MPI_Comm comm, const Describe& describe, const std::function<int()>& pass) {
-  Diversion d;
-  int device = -1;
-  cudaStream_t stream = nullptr;
-  int code = MPI_SUCCESS;
-  if (!divertAndEnqueue(call, comm, false, describe, pass, &d, &device, &stream, &code)) return code;
-  // A blocking call returns with its result in place, as MPI promises. The legacy stream is the current
-  // device's: the engine's is made current for the wait.
-  const char* function = callName(call);
-  cudaError_t err = cudaSuccess;
-  {
-    alloy::DeviceGuard onDevice(device);
-    err = cudaStreamSynchronize(stream);
-  }
-  const Problem p = err == cudaSuccess ? engineOutcome(function, d.context) : cudaProblem(function, "the GPU operation", err);
-  return p ? alloy_mpix::report(comm, p) : MPI_SUCCESS;
+int runBlocking(Call call, MPI_Comm comm, Describe describe, alloy_mpix::ViaMpi pass) {
+  return run(call, comm, false, describe, pass, nullptr);
 }
 
-int runNonblocking(Call call, MPI_Comm comm, const Describe& describe, const std::function<int()>& pass,
-                   MPI_Request* request) {
-  Diversion d;
-  int device = -1;
-  cudaStream_t stream = nullptr;
-  int code = MPI_SUCCESS;
-  if (!divertAndEnqueue(call, comm, true, describe, pass, &d, &device, &stream, &code)) return code;
-  return startRequest(callName(call), comm, d.context, stream, request);
+int runNonblocking(Call call, MPI_Comm comm, Describe describe, alloy_mpix::ViaMpi pass, MPI_Request* request) {
+  return run(call, comm, true, describe, pass, request);
 }
 
 }  // namespace alloy_layer

@@ -5,19 +5,17 @@
 
 #include <mpi.h>
 
-#include <functional>
-
 #include "counts.h"
+#include "request.h"
 #include "route.h"
 
 namespace alloy_layer {
 
 // pass: the PMPI_* call with the caller's arguments. Returns what that returned, or MPI_SUCCESS, or the
 // code comm's error handler was called with.
-int runBlocking(Call call, MPI_Comm comm, const Describe& describe, const std::function<int()>& pass);
+int runBlocking(Call call, MPI_Comm comm, Describe describe, alloy_mpix::ViaMpi pass);
 
 // pass fills *request itself (PMPI_I*); a diverted call gets a generalized request (completion.h).
-int runNonblocking(Call call, MPI_Comm comm, const Describe& describe, const std::function<int()>& pass,
-                   MPI_Request* request);
+int runNonblocking(Call call, MPI_Comm comm, Describe describe, alloy_mpix::ViaMpi pass, MPI_Request* request);
 
 }  // namespace alloy_layer

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <utility>
 #include <vector>
 
 #include "byte_layout.h"
@@ -37,7 +38,9 @@ void describeAllgatherv(const char* fn, const void* sendbuf, int sendcount, MPI_
       return;
     r->send = Region{sendbuf, sendBytes};
   }
-  r->viaGpu = [own, recv, recvBase = r->recv.base, n = shape.size](alloyComm_t gpu, const void* send, cudaStream_t s) {
+  // The layout moves into the operation, which is the last to read it.
+  r->viaGpu = [own, recv = std::move(recv), recvBase = r->recv.base, n = shape.size](
+                  alloyComm_t gpu, const void* send, cudaStream_t s) {
     const std::vector<size_t> sendCounts(n, own), sendDispls(n, 0);
     return alloyAlltoAllv(send, sendCounts.data(), sendDispls.data(), const_cast<void*>(recvBase), recv.counts.data(),
                           recv.displs.data(), nullptr, alloyUint8, gpu, s);

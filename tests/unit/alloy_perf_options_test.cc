@@ -107,6 +107,14 @@ TEST(AlloyPerfOptions, BlockingIsOffUnlessAskedAndExcludesGraphsAndOverlap) {
   EXPECT_STREQ(timeAcrossRanks(p.opts), "the ranks' average (OSU's)");
 }
 
+TEST(AlloyPerfOptions, LegacyStreamOnlyWithBlocking) {
+  EXPECT_FALSE(parse({"--blocking"}).opts.legacyStream);
+  const Parsed p = parse({"--blocking", "--legacy-stream"});
+  ASSERT_EQ(p.result, ParseResult::run) << p.error;
+  EXPECT_TRUE(p.opts.legacyStream);
+  expectRefused({"--legacy-stream"}, "--legacy-stream", "give --blocking too");
+}
+
 TEST(AlloyPerfOptions, RelayIsOffUnlessAsked) {
   EXPECT_FALSE(parse({"-o", "alltoallv"}).opts.relay);
   const Parsed p = parse({"-o", "alltoallv", "--relay", "-b", "1M"});

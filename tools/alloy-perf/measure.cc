@@ -64,8 +64,8 @@ long long Runner::wrongEverywhere(const CollCall& c, const CheckData& data) {
 }
 
 // After the first call was served, the same call must keep being served.
-void Runner::launchOk(Backend& b, const CollCall& c, const char* stage) {
-  const Status s = launch(b, c, stream_.get());
+void Runner::launchOk(Backend& b, const CollCall& c, const char* stage, cudaStream_t stream) {
+  const Status s = launch(b, c, stream != nullptr ? stream : stream_.get());
   if (s != Status::ok)
     fatal("%s %s: %s during %s: %s", b.name(), what_.c_str(), s == Status::notSupported ? "refused" : "failed",
           stage, b.lastError().c_str());
@@ -107,14 +107,17 @@ void Runner::timedLoop(Backend& b, const CollCall& c, double* usPerIter) {
 // call, so that every call starts from one; the row is the ranks' average (run() below). gpu-check.sh osu
 // charges the MPI layer with the difference between OSU's time through the layer and this one, so both
 // must time alike: a loop without the barriers let the collective itself keep the ranks in step, which
-// OSU's calls, each started as its rank leaves the barrier, do not get.
+// OSU's calls, each started as its rank leaves the barrier, do not get. --legacy-stream puts the calls on
+// the legacy default stream, where the layer runs a blocking call, so that the stream's share of the
+// layer's cost can be told from the layer's own code (the warm-up's stream was synchronised before).
 void Runner::blockingLoop(Backend& b, const CollCall& c, double* usPerIter) {
+  const cudaStream_t stream = opts_.legacyStream ? cudaStreamLegacy : stream_.get();
   MPI_CHECK(MPI_Barrier(comm_));
   double seconds = 0;
   for (int i = 0; i < opts_.iters; ++i) {
     const double start = MPI_Wtime();
-    launchOk(b, c, "timing");
-    stream_.synchronize();
+    launchOk(b, c, "timing", stream);
+    CUDA_CHECK(cudaStreamSynchronize(stream));
     seconds += MPI_Wtime() - start;
     MPI_CHECK(MPI_Barrier(comm_));
   }

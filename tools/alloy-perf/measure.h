@@ -70,7 +70,8 @@ class Runner {
   Status checkedCall(Backend& b, const CollCall& call, const CheckData& data, long long* wrong);
   void poisonReceive(const CollCall& call);  // the receive buffer and its guard, on the stream
   long long wrongEverywhere(const CollCall& call, const CheckData& data);  // summed over ranks
-  void launchOk(Backend& b, const CollCall& call, const char* stage);  // fatal unless served
+  // Fatal unless served; on the measured stream unless another is given.
+  void launchOk(Backend& b, const CollCall& call, const char* stage, cudaStream_t stream = nullptr);
   Status probeCall(Backend& b, const CollCall& call);
   void timedLoop(Backend& b, const CollCall& call, double* usPerIter);
   void blockingLoop(Backend& b, const CollCall& call, double* usPerIter);

@@ -40,6 +40,8 @@ const char kUsage[] =
     "                          cudaStreamSynchronize, on the host's clock, an MPI_Barrier after each call\n"
     "                          outside the clock; each rank's average over -n, then the ranks' average;\n"
     "                          not with -G or -O\n"
+    "      --legacy-stream     with --blocking: the calls go on the legacy default stream and wait for it,\n"
+    "                          as liballoy_mpi.so runs a blocking MPI collective (docs/mpi-layer.md)\n"
     "  -O, --overlap [MS]      overlap mode (default MS 20): each row is also run beside a compute load, a\n"
     "                          series of --overlap_kernels launches of one FMA kernel (one full wave of\n"
     "                          blocks each) on a second stream (non-blocking, default priority), its loop\n"
@@ -256,6 +258,8 @@ ParseResult parseArguments(int argc, char** argv, Options* opts, std::string* er
       opts->uniform = true;
     } else if (is(nullptr, "--blocking")) {
       opts->blocking = true;
+    } else if (is(nullptr, "--legacy-stream")) {
+      opts->legacyStream = true;
     } else if (is(nullptr, "--seed")) {
       expected = "a whole number";
       ok = p.value(inlineValue, hasInline, &v) && parseUnsigned(v, &opts->seed);
@@ -280,6 +284,8 @@ ParseResult parseArguments(int argc, char** argv, Options* opts, std::string* er
     conflict = "give either -O (its collectives are launched eagerly) or -G, not both";
   else if (opts->blocking && (opts->graphLaunches > 0 || opts->overlapMs > 0))
     conflict = "--blocking times calls one by one: not with -G or -O";
+  else if (opts->legacyStream && !opts->blocking)
+    conflict = "--legacy-stream applies to --blocking's calls: give --blocking too";
   if (conflict) {
     *error = conflict;
     return ParseResult::bad;

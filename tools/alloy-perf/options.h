@@ -30,6 +30,7 @@ struct Options {
   bool relay = false;       // --relay: alltoallv passes a relaybuff (the rail relay between hosts)
   bool uniform = false;     // --uniform: alltoallv sends alltoall's equal blocks
   bool blocking = false;    // --blocking: each timed call waits for its stream (host time per call)
+  bool legacyStream = false;  // --legacy-stream: --blocking's calls on the legacy default stream
   unsigned long long seed = 1;
   int overlapMs = 0;        // -O: target time of the compute load beside each row; 0: overlap mode off
   int overlapReps = 5;      // repetitions of alone and beside whose medians are reported

@@ -90,6 +90,7 @@ void writeOptions(JsonWriter& w, const Options& o) {
   w.key("check").value(o.check);
   w.key("cudagraph_launches").value(o.graphLaunches);
   w.key("blocking").value(o.blocking);
+  w.key("legacy_stream").value(o.legacyStream);
   w.key("compare").value(o.compareNccl ? "nccl" : "");
   w.key("seed").value(static_cast<long long>(o.seed));
   w.key("overlap_ms").value(o.overlapMs);

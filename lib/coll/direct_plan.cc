@@ -119,10 +119,10 @@ bool DirectPlan::planReduceScatter(const void* src, void* dst, size_t partBytes)
   return fits(partBytes * args_.comm.nranks);
 }
 
-bool DirectPlan::planReduce(const void* src, void* dst, size_t count, size_t elementSize, int root) {
+void DirectPlan::rootedParts(DirectAlgorithm algorithm, const void* src, void* dst, size_t count, size_t elementSize,
+                             int root) {
   const int n = args_.comm.nranks;
-  if (n < 2) return false;
-  args_.algorithm = kDirectReduce;
+  args_.algorithm = algorithm;
   args_.root = root;
   args_.src = static_cast<const char*>(src);
   args_.dst = static_cast<char*>(dst);
@@ -132,6 +132,11 @@ bool DirectPlan::planReduce(const void* src, void* dst, size_t count, size_t ele
     args_.partFirst[p] = part.first * elementSize;
     args_.partBytes[p] = part.count * elementSize;
   }
+}
+
+bool DirectPlan::planReduce(const void* src, void* dst, size_t count, size_t elementSize, int root) {
+  if (args_.comm.nranks < 2) return false;
+  rootedParts(kDirectReduce, src, dst, count, elementSize, root);
   return fits(count * elementSize);
 }
 
@@ -159,18 +164,9 @@ bool DirectPlan::planBroadcast(const void* src, void* dst, size_t bytes, int roo
 }
 
 bool DirectPlan::planBroadcastTwoShot(const void* src, void* dst, size_t bytes, int root) {
-  const int n = args_.comm.nranks;
-  if (n < 3) return false;
-  args_.algorithm = kDirectBroadcastTwoShot;
-  args_.root = root;
-  args_.src = static_cast<const char*>(src);
-  args_.dst = static_cast<char*>(dst);
-  for (int p = 0; p < n; ++p) {
-    // The ranks but the root take the n - 1 parts in rank order, as the rings' scattered broadcast cuts them.
-    const Part part = p == root ? Part{0, 0} : partOf(bytes, 1, n - 1, p < root ? p : p - 1);
-    args_.partFirst[p] = part.first;
-    args_.partBytes[p] = part.count;
-  }
+  if (args_.comm.nranks < 3) return false;
+  // Cut as the rings' scattered broadcast cuts the buffer.
+  rootedParts(kDirectBroadcastTwoShot, src, dst, bytes, 1, root);
   return fits(bytes) && args_.protocol == kDirectLines;
 }
 

@@ -12,7 +12,8 @@ STRESS_NATIVE_DEFAULT+=":AllReduce.WindowsThroughSmallAreas:ReduceScatter.Window
 STRESS_NATIVE_DEFAULT+=":Reduce.WindowsThroughSmallAreas:AllReduce.HundredBackToBackWithoutSync"
 # Broadcasts in the direct engine's lines (one step, and two from 3 ranks) beside all-gathers, the root
 # moving, no host synchronisation: the tokens that keep the generations apart (direct_kernel.h).
-STRESS_NATIVE_DEFAULT+=":AllGather.HundredBackToBackWithBroadcasts:Broadcast.EveryDatatypeCountAndRoot:Broadcast.TwoStepLinesEveryRoot"
+STRESS_NATIVE_DEFAULT+=":AllGather.HundredBackToBackWithBroadcasts:Broadcast.EveryDatatypeCountAndRoot"
+STRESS_NATIVE_DEFAULT+=":Broadcast.TwoStepLinesEveryRoot"
 STRESS_NATIVE_DEFAULT+=":MultiComm.AlternatingAlltoAllOnOneStream:MultiComm.GroupSpanningTwoCommunicatorsPostedInOppositeOrders"
 STRESS_NATIVE_DEFAULT+=":StreamOrder.*:LowLatencyWrap.*:GroupValidation.*:Residency.*-Faults.*"
 # alloy_mpix_gpu_tests: every MPI_IN_PLACE path on GPU memory, and MPIX alltoallv over random count

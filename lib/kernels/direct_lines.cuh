@@ -1,9 +1,9 @@
 // The direct engine's algorithms over lines, written against a Lines type (Word, kUnit, at, send, recv
-// with an optional forward, reduce, token, awaitToken) so that the line format stays apart from the algorithms:
-// direct_narrow_lines.cuh's 16-byte lines (128-byte lines were tried the same way: docs/architecture.md,
-// "The direct engine"). Steps are numbered 2 * epoch and 2 * epoch + 1 within the block's epoch-th
-// operation; the Lines type turns a step into its flag. Lines carry their own flags: a block without a
-// share has nothing to wait for.
+// with an optional forward, reduce, token, awaitToken) so that the line format stays apart from the
+// algorithms: direct_narrow_lines.cuh's 16-byte lines (128-byte lines were tried the same way:
+// docs/architecture.md, "The direct engine"). Steps are numbered 2 * epoch and 2 * epoch + 1 within the
+// block's epoch-th operation; the Lines type turns a step into its flag. Lines carry their own flags: a
+// block without a share has nothing to wait for.
 #pragma once
 
 #include "block_copy.cuh"
@@ -140,8 +140,8 @@ __device__ bool broadcastLines(const DirectLaunch& a, int generation, uint64_t e
 
 // Broadcast in two steps (3 ranks and more, sizes past the one-shot's): the root sends part p of the buffer
 // to rank p alone, which passes every line on to the ranks that are neither the root nor itself as it
-// arrives, and keeps it. The root's links carry the buffer once instead of once per peer, each other rank's
-// a third of its part per forward. Every rank but the root hears from the root (its part) and from every
+// arrives, and keeps it. The root's links carry the buffer once instead of once per peer; every other rank
+// sends its part on to nranks - 2 peers. Every rank but the root hears from the root (its part) and from every
 // other such rank (their parts); block 0 of each sends the root a token line, which the root's block 0
 // waits for: every pair exchanges lines in every operation (direct_kernel.h). Tokens sit at line 0 of
 // the sender's slot in the root's area, which carries no data in this algorithm.

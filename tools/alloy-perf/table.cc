@@ -42,8 +42,8 @@ int overlapWidth(const char* prefix, int column) {
 
 void Table::printRunInfo(const RunInfo& info, const Options& opts) {
   const char* mode = opts.graphLaunches > 0 ? "CUDA graph replays"
-                     : opts.blocking        ? (opts.legacyStream ? "blocking calls on the legacy default stream (host time)"
-                                                                 : "blocking calls (host time)")
+                     : opts.blocking && opts.legacyStream ? "blocking calls on the legacy default stream (host time)"
+                     : opts.blocking        ? "blocking calls (host time)"
                                             : "eager launches";
   fprintf(out_, "# alloy-perf: %d ranks, alloy version %d, %s, %d warm-up and %d timed iterations%s\n",
           info.nranks, info.alloyVersion, mode, opts.warmupIters, opts.iters, opts.check ? ", check on" : "");

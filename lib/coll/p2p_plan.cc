@@ -161,17 +161,20 @@ alloyResult_t P2pPlan::launch(cudaStream_t stream, const char* function) {
     if (!args_.comm.handshake && planNetStage(comm_, rounds_, selfOnly ? selfCopies(args_) : std::vector<P2pSegment>{},
                                               &stage)) {
       // A small operation of one round: the staging kernel stages, rings, copies this rank's own blocks,
-      // waits for the release and copies out; where peers on this host take part, their kernel runs
-      // between its ring and its wait, which are then two launches.
+      // waits for the release and copies out. Where peers on this host take part, that work is the last
+      // block of their kernel's launch (one launch), or, where their tasks exceed the small table, the
+      // staging's ring and wait are launches of their own before and after their kernel (three).
       uint32_t id = 0;
       ALLOY_TRY(channel->addOperation(std::move(rounds_[0].operation), captured, &id));
       stage.bell = static_cast<uint32_t*>(bell(0));
       stage.ringValue = id + 1;
       stage.fault = args_.comm.fault;
       stage.ring = 1;
-      stage.wait = selfOnly || args_.numTasks == 0;
+      stage.wait = 1;
+      if (selfOnly || args_.numTasks == 0) return kernelLaunched(launchNetStage(stage, stream), function);
+      if (p2pFitsWithNetStage(args_)) return kernelLaunched(launchP2pWithNetStage(args_, stage, stream), function);
+      stage.wait = 0;
       ALLOY_TRY(kernelLaunched(launchNetStage(stage, stream), function));
-      if (stage.wait) return alloySuccess;
       ALLOY_TRY(kernelLaunched(launchP2p(args_, stream), function));
       stage.ring = 0;
       stage.wait = 1;

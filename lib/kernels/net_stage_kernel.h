@@ -18,6 +18,8 @@ namespace alloy {
 
 // Copies of one launch, at most this many (24 bytes each: the argument block stays below 1 KiB).
 constexpr int kNetStageMostCopies = 24;
+// The staging block's threads: the point-to-point kernel's, whose launch can carry it as one more block.
+constexpr int kNetStageThreads = 512;
 
 struct NetStageLaunch {
   P2pSegment copies[kNetStageMostCopies];
@@ -33,5 +35,14 @@ struct NetStageLaunch {
 
 // One block of threads.
 cudaError_t launchNetStage(const NetStageLaunch& launch, cudaStream_t stream);
+
+// Whether launchP2pWithNetStage can carry launch: its tasks and segments fit the small table, beside
+// which the staging's arguments stay within the kernel parameter space.
+bool p2pFitsWithNetStage(const P2pLaunch& launch);
+
+// The point-to-point launch with the staging's work (ring and wait both) as one more block, the last: an
+// operation between hosts that has peers on this host as well is one launch instead of the staging's ring,
+// the point-to-point kernel and the staging's wait. p2pFitsWithNetStage(launch) must hold.
+cudaError_t launchP2pWithNetStage(const P2pLaunch& launch, const NetStageLaunch& stage, cudaStream_t stream);
 
 }  // namespace alloy

@@ -2,6 +2,7 @@
 #include "block_sync.cuh"
 #include "launch_overlap.cuh"
 #include "ll_protocol.cuh"
+#include "net_stage_block.cuh"
 #include "p2p_kernel.h"
 #include "ring_send.cuh"
 
@@ -134,11 +135,9 @@ __device__ void runCopy(const TaskView& v, int ch) {
       });
 }
 
-// One instantiation per table size (two): __grid_constant__ keeps the block in parameter space, which the
-// views point into.
+// Block blockIdx.x's task and channel of the launch's table (blocks beyond numTasks * channels have none).
 template <typename Table>
-__global__ void __launch_bounds__(kThreads) p2pKernel(const __grid_constant__ Table args) {
-  enterOverlapped();
+__device__ void runTaskBlock(const Table& args) {
   if (!blockMayRun(args.comm)) return;
   const int ch = blockIdx.x % args.comm.channels;
   const TaskView v{args.comm, args.tasks[blockIdx.x / args.comm.channels], args.segments};
@@ -150,6 +149,31 @@ __global__ void __launch_bounds__(kThreads) p2pKernel(const __grid_constant__ Ta
   }
 }
 
+// One instantiation per table size (two): __grid_constant__ keeps the block in parameter space, which the
+// views point into.
+template <typename Table>
+__global__ void __launch_bounds__(kThreads) p2pKernel(const __grid_constant__ Table args) {
+  enterOverlapped();
+  runTaskBlock(args);
+}
+
+// The small table and a small operation's staging between hosts, run by the launch's last block
+// (launchP2pWithNetStage). The staging block neither reads the abort word nor the handshake's verdict, as
+// the staging kernel does not: its wait ends on the proxy's release or the abort flag, and a launch that
+// uses it has no handshake (p2p_plan.cc).
+struct P2pWithNetStage {
+  P2pLaunchSmall table;
+  NetStageLaunch stage;
+};
+static_assert(sizeof(P2pWithNetStage) <= 4096, "P2pWithNetStage must fit in kernel parameter space");
+static_assert(kNetStageThreads == kThreads, "the staging block runs with the point-to-point kernel's threads");
+
+__global__ void __launch_bounds__(kThreads) p2pNetStageKernel(const __grid_constant__ P2pWithNetStage args) {
+  enterOverlapped();
+  if (blockIdx.x == gridDim.x - 1) netstage::runStage(args.stage);
+  else runTaskBlock(args.table);
+}
+
 // The launch in the small table where its tasks and segments fit (segments are numbered in task order,
 // so the last task's end is their count).
 bool fitsSmall(const P2pLaunch& launch) {
@@ -158,29 +182,43 @@ bool fitsSmall(const P2pLaunch& launch) {
   return last.firstSegment + last.numSegments <= kSmallP2pSegments;
 }
 
+P2pLaunchSmall smallTableOf(const P2pLaunch& launch) {
+  P2pLaunchSmall small;
+  small.comm = launch.comm;
+  small.numTasks = launch.numTasks;
+  for (int t = 0; t < launch.numTasks; ++t) small.tasks[t] = launch.tasks[t];
+  const P2pTask& last = launch.tasks[launch.numTasks - 1];
+  for (int s = 0; s < last.firstSegment + last.numSegments; ++s) small.segments[s] = launch.segments[s];
+  return small;
+}
+
 }  // namespace
 
 cudaError_t launchP2p(const P2pLaunch& launch, cudaStream_t stream) {
   if (launch.numTasks == 0) return cudaSuccess;
   const unsigned blocks = launch.numTasks * launch.comm.channels;
-  if (fitsSmall(launch)) {
-    P2pLaunchSmall small;
-    small.comm = launch.comm;
-    small.numTasks = launch.numTasks;
-    for (int t = 0; t < launch.numTasks; ++t) small.tasks[t] = launch.tasks[t];
-    const P2pTask& last = launch.tasks[launch.numTasks - 1];
-    for (int s = 0; s < last.firstSegment + last.numSegments; ++s) small.segments[s] = launch.segments[s];
-    return launchOverlapping(p2pKernel<P2pLaunchSmall>, blocks, kThreads, stream, small, small.comm.earlyLaunch != 0);
-  }
-  return launchOverlapping(p2pKernel<P2pLaunch>, blocks, kThreads, stream, launch, launch.comm.earlyLaunch != 0);
+  const bool overlap = launch.comm.earlyLaunch != 0;
+  if (fitsSmall(launch))
+    return launchOverlapping(p2pKernel<P2pLaunchSmall>, blocks, kThreads, stream, smallTableOf(launch), overlap);
+  return launchOverlapping(p2pKernel<P2pLaunch>, blocks, kThreads, stream, launch, overlap);
+}
+
+bool p2pFitsWithNetStage(const P2pLaunch& launch) { return launch.numTasks > 0 && fitsSmall(launch); }
+
+cudaError_t launchP2pWithNetStage(const P2pLaunch& launch, const NetStageLaunch& stage, cudaStream_t stream) {
+  const P2pWithNetStage args{smallTableOf(launch), stage};
+  return launchOverlapping(p2pNetStageKernel, launch.numTasks * launch.comm.channels + 1, kThreads, stream, args,
+                           launch.comm.earlyLaunch != 0);
 }
 
 cudaError_t p2pKernelBlocksPerSm(int* blocks) {
-  int full = 0, small = 0;
+  int full = 0, small = 0, staged = 0;
   cudaError_t err = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&full, p2pKernel<P2pLaunch>, kThreads, 0);
   if (err == cudaSuccess)
     err = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&small, p2pKernel<P2pLaunchSmall>, kThreads, 0);
+  if (err == cudaSuccess) err = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&staged, p2pNetStageKernel, kThreads, 0);
   *blocks = full < small ? full : small;
+  *blocks = staged < *blocks ? staged : *blocks;
   return err;
 }
 

@@ -57,8 +57,8 @@ static_assert(sizeof(P2pLaunch) <= 4096, "P2pLaunch must fit in kernel parameter
 // and their segments fit it.
 cudaError_t launchP2p(const P2pLaunch& launch, cudaStream_t stream);
 
-// How many of the kernel's blocks one SM of the current device holds at once (the fewer of its two
-// variants').
+// How many of the kernel's blocks one SM of the current device holds at once (the fewest of its variants':
+// the two tables, and the small one with a staging block, net_stage_kernel.h).
 cudaError_t p2pKernelBlocksPerSm(int* blocks);
 
 }  // namespace alloy

@@ -48,7 +48,8 @@ EngineGeometry engineGeometry(int nranks) {
 
 int residentChannelLimit(const std::vector<EndpointBlob>& blobs) {
   // The widest launch is the point-to-point kernel's: a local copy plus a send and a receive per peer,
-  // each with `channels` blocks (a reduction launch has at most nranks tasks).
+  // each with `channels` blocks (a reduction launch has at most nranks tasks). Its one extra block for a
+  // small operation between hosts fits too: there the peers on this host are at most nranks - 2.
   const long long tasks = 2ll * static_cast<long long>(blobs.size()) - 1;
   long long limit = kMaxChannels;
   for (const EndpointBlob& b : blobs) {

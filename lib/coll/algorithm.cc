@@ -23,6 +23,10 @@ size_t directWindowMinBytes() {
   return static_cast<size_t>(callEnvInt("ALLOY_DIRECT_WINDOW_MIN_BYTES", 6ll << 20, 0));
 }
 
+size_t reduceWindowBytes() {
+  return static_cast<size_t>(callEnvInt("ALLOY_REDUCE_WINDOW_BYTES", 2ll << 20, 0));
+}
+
 size_t directLowLatencyMaxBytes() {
   return static_cast<size_t>(callEnvInt("ALLOY_DIRECT_LL_MAX_BYTES", 1 << 20, 0));
 }

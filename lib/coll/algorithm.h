@@ -22,6 +22,14 @@ size_t directMaxBytes();
 // call; by default 6 MiB, the smallest measured to beat the rings (docs/benchmarks.md, session 9).
 size_t directWindowMinBytes();
 
+// The most bytes of each part that one window of the direct engine's reduce by parts carries, where the
+// parts would fit one area: larger parts then go in windows, so that the root takes in one window's
+// results while it stores the next window's input (in one window it does the one and then the other).
+// Two-shot allreduces and reduce-scatters keep one window: each round costs about 5 us (a fence and a
+// wait for every peer), which they, sending as much in both steps, do not win back (docs/benchmarks.md,
+// "Session 18"). ALLOY_REDUCE_WINDOW_BYTES, read on every call; 2 MiB by default, 0: one window.
+size_t reduceWindowBytes();
+
 // Largest buffer (bytes of the whole input) that the direct engine moves as low-latency lines rather
 // than bulk stores: ALLOY_DIRECT_LL_MAX_BYTES, read on every call.
 size_t directLowLatencyMaxBytes();

@@ -19,7 +19,7 @@ DirectPlan::DirectPlan(alloyComm_t comm, alloyDataType_t type, alloyRedOp_t op, 
 }
 
 DirectLimits directLimits() {
-  return DirectLimits{directLowLatencyMaxBytes(), directMaxBytes(), directWindowMinBytes()};
+  return DirectLimits{directLowLatencyMaxBytes(), directMaxBytes(), directWindowMinBytes(), reduceWindowBytes()};
 }
 
 DirectFit fitDirect(const DeviceComm& c, const size_t* partBytes, int parts, size_t total, const DirectLimits& limits) {
@@ -45,10 +45,12 @@ DirectFit fitDirect(const DeviceComm& c, const size_t* partBytes, int parts, siz
   return fit;
 }
 
-DirectWindows windowsFor(const DeviceComm& c, size_t largestPart, size_t windowMinBytes) {
+DirectWindows windowsFor(const DeviceComm& c, size_t largestPart, size_t windowMinBytes, size_t maxWindowBytes) {
   DirectWindows w{false, 0, 0};
   if (c.nranks <= 1 || largestPart == 0) return w;
   w.windowBytes = c.directAreaBytes / (2 * static_cast<size_t>(c.nranks)) & ~size_t{15};
+  const size_t narrower = (maxWindowBytes + 15) & ~size_t{15};
+  if (narrower > 0 && narrower < w.windowBytes) w.windowBytes = narrower;
   if (w.windowBytes == 0) return w;
   const size_t windows = (largestPart + w.windowBytes - 1) / w.windowBytes;
   w.windows = static_cast<int>(windows < kDirectMaxWindows ? windows : kDirectMaxWindows);
@@ -74,9 +76,16 @@ bool DirectPlan::fits(size_t total) {
   for (int p = 0; p < parts; ++p) largest = carried[p] > largest ? carried[p] : largest;
   args_.windowBytes = largest;
   args_.windows = 1;
-  if (fit.fits || !byParts || fit.protocol != kDirectBulk || fit.slotStride == 0) return fit.fits;
-  // Too large for one area: in windows through its halves.
-  const DirectWindows w = windowsFor(args_.comm, largest, limits.windowMinBytes);
+  if (!byParts || fit.protocol != kDirectBulk || fit.slotStride == 0) return fit.fits;
+  // A reduce's parts that fit one area may still go in windows (ALLOY_REDUCE_WINDOW_BYTES: algorithm.h
+  // says why); where that needs too many windows they keep the one.
+  const size_t narrower = reduce ? limits.reduceWindowBytes : 0;
+  const bool narrowed = fit.fits && narrower > 0 && largest > narrower;
+  if (fit.fits && !narrowed) return true;
+  // Too large for one area (or narrowed): in windows through its halves.
+  const DirectWindows w = narrowed ? windowsFor(args_.comm, largest, 0, narrower)
+                                   : windowsFor(args_.comm, largest, limits.windowMinBytes);
+  if (narrowed && !w.fits) return true;
   args_.slotStride = w.windowBytes;
   args_.windowBytes = w.windowBytes;
   args_.windows = w.windows;

@@ -12,11 +12,13 @@ namespace alloy {
 
 // The sizes up to which the direct engine uses each protocol (bytes of the whole input, or of an
 // all-gather's whole output), and the least a window must move, read from the environment on every call:
-// ALLOY_DIRECT_LL_MAX_BYTES, ALLOY_DIRECT_MAX_BYTES and ALLOY_DIRECT_WINDOW_MIN_BYTES.
+// ALLOY_DIRECT_LL_MAX_BYTES, ALLOY_DIRECT_MAX_BYTES, ALLOY_DIRECT_WINDOW_MIN_BYTES and
+// ALLOY_REDUCE_WINDOW_BYTES.
 struct DirectLimits {
   size_t linesMax;        // 16-byte lines up to here
   size_t directMax;       // nothing larger goes to the direct engine
   size_t windowMinBytes;  // windows move at least this out of each rank (directWindowMinBytes)
+  size_t reduceWindowBytes;  // a reduce's parts that fit one area still go in windows of this size
 };
 DirectLimits directLimits();
 
@@ -32,15 +34,17 @@ struct DirectFit {
 DirectFit fitDirect(const DeviceComm& c, const size_t* partBytes, int parts, size_t total, const DirectLimits& limits);
 
 // Windows for a two-shot, reduce-scatter or reduce whose parts (the largest of largestPart bytes) do not fit one
-// bulk area (direct_kernel.h): each window carries windowBytes of every part through half an area;
-// `fits` false when the areas are too small for a window, when a window would move less than
-// windowMinBytes out of each rank, or when more than kDirectMaxWindows would be needed.
+// bulk area, or a reduce's parts larger than maxWindowBytes (direct_kernel.h): each window carries windowBytes of
+// every part through half an area, or maxWindowBytes (rounded up to 16) where that is not 0 and smaller;
+// `fits` false when the areas are too
+// small for a window, when a window would move less than windowMinBytes out of each rank, or when more
+// than kDirectMaxWindows would be needed.
 struct DirectWindows {
   bool fits;
   size_t windowBytes;
   int windows;
 };
-DirectWindows windowsFor(const DeviceComm& c, size_t largestPart, size_t windowMinBytes);
+DirectWindows windowsFor(const DeviceComm& c, size_t largestPart, size_t windowMinBytes, size_t maxWindowBytes = 0);
 
 class DirectPlan {
  public:

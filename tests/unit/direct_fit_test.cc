@@ -122,6 +122,21 @@ TEST(DirectWindows, RefusesWindowsThatMoveLessThanTheLeastPerRank) {
   EXPECT_TRUE(alloy::windowsFor(two, 64 * kMiB, 6 * kMiB).fits);
 }
 
+// ALLOY_REDUCE_WINDOW_BYTES: windows of that size (rounded up to 16 bytes) where it is smaller than half an
+// area's slot; a larger value leaves the half-area windows.
+TEST(DirectWindows, AnUpperBoundNarrowsTheWindows) {
+  alloy::DirectWindows w = alloy::windowsFor(fourRanks(), 2 * kMiB, 0, 512 * 1024);
+  EXPECT_TRUE(w.fits);
+  EXPECT_EQ(w.windowBytes, 512u * 1024);
+  EXPECT_EQ(w.windows, 4);
+  w = alloy::windowsFor(fourRanks(), 2 * kMiB, 0, 512 * 1024 - 20);
+  EXPECT_EQ(w.windowBytes, 512u * 1024 - 16);
+  EXPECT_EQ(w.windows, 5);
+  w = alloy::windowsFor(fourRanks(), 2 * kMiB, 0, 4 * kMiB);
+  EXPECT_EQ(w.windowBytes, kMiB);
+  EXPECT_EQ(w.windows, 2);
+}
+
 TEST(DirectWindows, RefusesAreasTooSmallForAWindowAndTooManyWindows) {
   DeviceComm tiny = fourRanks();
   tiny.directAreaBytes = 127;  // less than 16 bytes per slot of half an area

@@ -95,6 +95,22 @@ test_env=(NCCL_NVLS_ENABLE=0 OMPI_MCA_rmaps_base_oversubscribe=1 OMPI_MCA_btl_va
 NATIVE_BIN=$BUILD_DIR/tests/gpu/alloy_gpu_tests
 MPIX_BIN=$BUILD_DIR/tests/mpi_ext/alloy_mpix_gpu_tests
 
+# How the ranks of the rank counts given sit on the GPUs (device = local rank % device count), for the
+# summaries: on a machine of 4 GPUs, 4 ranks have one each and 8 share them.
+rank_placement() {
+  local np shared=0 alone=0
+  for np in "$@"; do
+    if [ "$np" -gt "$NGPU" ]; then shared=1; else alone=1; fi
+  done
+  if [ "$shared" = 0 ]; then
+    echo "one rank per GPU"
+  elif [ "$alone" = 0 ]; then
+    echo "ranks share the GPU(s)"
+  else
+    echo "one rank per GPU up to $NGPU ranks, ranks sharing them above"
+  fi
+}
+
 # A time budget shared by a mode's runs, so that one call of this script stays within the device limit.
 deadline=0
 start_budget() { deadline=$(($(date +%s) + $1)); }

@@ -44,6 +44,12 @@ echo "vhost: rank $r ALLOY_HOSTID=vhost$h NCCL_HOSTID=$n" >&2
 ALLOY_HOSTID=vhost$h NCCL_HOSTID=$n exec "$@"' sh)
 # Ranks of a map: one per entry.
 hosts_ranks() { echo $(($(tr -cd , <<<"$1" | wc -c) + 1)); }
+# rank_placement over the layouts of a HOSTS_RUNS list.
+hosts_placement() {
+  local run counts=()
+  for run in $1; do counts+=("$(hosts_ranks "$(hosts_map "${run%%:*}")")"); done
+  rank_placement "${counts[@]}"
+}
 # MPI's own traffic stays off UCX (ob1 over the shared-memory BTL), so that UCX_TLS and the UCX that is
 # loaded concern Alloy alone.
 hosts_mpirun=("${test_mpirun[@]}" --mca pml ob1)
@@ -446,7 +452,7 @@ mode_hosts() {
   {
     echo
     echo "==== gpu-check hosts summary ===="
-    echo "machine: $NGPU x $gpu_name; ranks share the GPU(s), split into virtual hosts by ALLOY_HOSTID; ${hosts_env[*]}"
+    echo "machine: $NGPU x $gpu_name; $(hosts_placement "$runs"), split into virtual hosts by ALLOY_HOSTID; ${hosts_env[*]}"
     echo "UCX: $ucx_source; build: $build_status; $ucx_build"
     echo "NCCL: $( [ "$nccl_found" = 1 ] && echo "${ALLOY_PERF_NCCL_LIB:-libnccl.so.2 (loader path)}" || echo "not found: no NCCL columns, no Alloy/NCCL ratios")"
     echo "native filter: $native_filter"

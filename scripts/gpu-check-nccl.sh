@@ -210,7 +210,7 @@ mode_nccl() {
   {
     echo
     echo "==== gpu-check nccl summary ===="
-    echo "machine: $NGPU x $gpu_name; ranks share the GPU(s); library: $lib"
+    echo "machine: $NGPU x $gpu_name; $(rank_placement "${NCCL_TESTS_NP:-2}" 4); library: $lib"
     echo "nccl.h: ${include:-searched by CMake}"
     for line in "${lines[@]}"; do echo "${line%BAD}"; done
     result_line "$bad" 0 "$RESULTS/nccl-*.log $RESULTS/frameworks-*.log" NCCL_BUDGET

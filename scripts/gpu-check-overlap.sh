@@ -105,7 +105,7 @@ mode_overlap() {
   {
     echo
     echo "==== gpu-check overlap summary ===="
-    echo "machine: $NGPU x $gpu_name; ranks share the GPU(s), split into virtual hosts by ALLOY_HOSTID; ${hosts_env[*]} UCX_TLS=$tls"
+    echo "machine: $NGPU x $gpu_name; $(hosts_placement "$layouts"), split into virtual hosts by ALLOY_HOSTID; ${hosts_env[*]} UCX_TLS=$tls"
     echo "UCX: $ucx_source; build: $build_status; $ucx_build"
     echo "NCCL: $nccl_line"
     echo "alloy-perf ${args[*]}"

@@ -75,7 +75,7 @@ mode_sanitize() {
   {
     echo
     echo "==== gpu-check sanitize summary ===="
-    echo "machine: $NGPU x $gpu_name; $np ranks; ALLOY_TIMEOUT_MS=${SANITIZE_TIMEOUT_MS:-120000}; $sanitizer"
+    echo "machine: $NGPU x $gpu_name; $np ranks, $(rank_placement "$np"); ALLOY_TIMEOUT_MS=${SANITIZE_TIMEOUT_MS:-120000}; $sanitizer"
     echo "build: $build_status"
     echo "filter: $filter ($tests tests)"
     printf '%-10s %-13s %-34s %s\n' tool "ERROR SUMMARY" status "tests, time"

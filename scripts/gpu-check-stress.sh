@@ -89,7 +89,8 @@ mode_stress() {
   {
     echo
     echo "==== gpu-check stress summary ===="
-    echo "machine: $NGPU x $gpu_name; ranks share the GPU(s); ALLOY_TIMEOUT_MS=${STRESS_TIMEOUT_MS:-30000}"
+    # shellcheck disable=SC2086  # one word per rank count
+    echo "machine: $NGPU x $gpu_name; $(rank_placement $ranks); ALLOY_TIMEOUT_MS=${STRESS_TIMEOUT_MS:-30000}"
     echo "build: $build_status"
     echo "native filter: $native_filter"
     echo "mpix filter:   $mpix_filter"

@@ -275,8 +275,15 @@ mode_versus() {
   local sizes=(-b "${VERSUS_MINBYTES:-8}" -e "${VERSUS_MAXBYTES:-1G}" -f "${VERSUS_FACTOR:-4}"
                -w "${VERSUS_WARMUP:-5}" -n "${VERSUS_ITERS:-20}")
   local cycles=(-N "${VERSUS_CYCLES:-2}")  # nccl-tests only: alloy-perf has no such option
-  # The nccl-tests runs keep time for the alltoallv and graph runs of every configuration after them.
+  # The nccl-tests runs keep time for the alltoallv and graph runs of every configuration after them, but
+  # at most half of what is left: the table comes first (a budget below the whole reserve once ran none).
   versus_reserve=$((20 + 40 * (${#versus_tags[@]} - 1)))
+  # shellcheck disable=SC2154  # deadline: start_budget of gpu-check-common.sh
+  local left=$((deadline - $(date +%s)))
+  if [ "$versus_reserve" -gt $((left / 2)) ]; then
+    log "VERSUS_BUDGET: $left s left for ${#versus_tags[@]} configurations; the alltoallv and graph runs keep $((left / 2)) s of it instead of $versus_reserve"
+    versus_reserve=$((left / 2))
+  fi
   for op in $ops; do
     [ "$tests_status" = ok ] || break
     for i in "${!versus_tags[@]}"; do

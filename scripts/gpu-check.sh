@@ -159,7 +159,8 @@
 #                             all that Alloy runs once more, as alloy-v1, alloy-v2... (default none)
 #   VERSUS_TIMEOUT            seconds of each run (default 90)
 #   VERSUS_BUDGET             seconds all runs together may take after the builds (default 420); the
-#                             nccl-tests runs keep 20 s + 40 s per Alloy configuration for the runs after them
+#                             nccl-tests runs keep 20 s + 40 s per Alloy configuration for the runs after them,
+#                             at most half of what is left when they start
 #   VERSUS_PROFILE            1: then nsys (every rank) over Alloy's all_reduce at 512 MB and 1 MB and
 #                             broadcast at 128 MB, and ncu (rank 0) over its all_reduce at 512 MB, where found,
 #                             within VERSUS_BUDGET; kernel summaries in prof-summary.txt (default 0)

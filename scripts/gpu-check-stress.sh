@@ -9,7 +9,8 @@
 STRESS_NATIVE_DEFAULT="AlltoAllv.RandomMatrices:AlltoAllv.MatchesMpiAlltoallv:AlltoAllv.BlocksCrossingSlotSize"
 STRESS_NATIVE_DEFAULT+=":AlltoAll.ProtocolBoundarySizes:AllReduce.ProtocolBoundarySizes"
 STRESS_NATIVE_DEFAULT+=":AllReduce.WindowsThroughSmallAreas:ReduceScatter.WindowsThroughSmallAreas"
-STRESS_NATIVE_DEFAULT+=":Reduce.WindowsThroughSmallAreas:AllReduce.HundredBackToBackWithoutSync"
+STRESS_NATIVE_DEFAULT+=":Reduce.WindowsThroughSmallAreas:Reduce.NarrowedWindowsWhereThePartsFitAnArea"
+STRESS_NATIVE_DEFAULT+=":AllReduce.HundredBackToBackWithoutSync"
 # Broadcasts in the direct engine's lines (one step, and two from 3 ranks) beside all-gathers, the root
 # moving, no host synchronisation: the tokens that keep the generations apart (direct_kernel.h).
 STRESS_NATIVE_DEFAULT+=":AllGather.HundredBackToBackWithBroadcasts:Broadcast.EveryDatatypeCountAndRoot"

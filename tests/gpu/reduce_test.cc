@@ -470,6 +470,28 @@ TEST_F(Reduce, EveryDatatypeAndOperatorEveryRoot) {
 
 TEST_F(Reduce, WindowsThroughSmallAreas) { windowsThroughSmallAreas(Coll::Reduce); }
 
+// Parts that fit one area, in windows of at most ALLOY_REDUCE_WINDOW_BYTES each (direct_plan.cc: the root
+// takes in one window's results while it stores the next). 4 KiB windows make many from little data:
+// parts of one window and 16 bytes, of five windows and a ragged end, of 64 windows; every root in turn, in
+// place and at odd offsets, in narrow types.
+TEST_F(Reduce, NarrowedWindowsWhereThePartsFitAnArea) {
+  if (const char* why = withoutDirectEngine()) GTEST_SKIP() << why;
+  if (nranks < 3 || comm->topology.spansHosts()) GTEST_SKIP() << "by parts needs 3 or more ranks on one host";
+  constexpr size_t kWindow = 4096;
+  ScopedEnv byParts("ALLOY_REDUCE_SCATTER_MIN_BYTES", 0);
+  ScopedEnv narrow("ALLOY_REDUCE_WINDOW_BYTES", kWindow);
+  uint64_t tag = 0;
+  for (size_t partBytes : {kWindow + 16, 5 * kWindow - 1000, 64 * kWindow}) {
+    const size_t count = partBytes / 4 * (nranks - 1) + 3;  // 4-byte elements; the last part ragged
+    Shape shapes[] = {{count, alloyFloat32, alloySum}, {count, alloyInt32, alloyMax, 0, 0, true},
+                      {count * 2, alloyBfloat16, alloyAvg, 2, 6}, {count * 4, alloyUint8, alloyMin, 3, 0, true}};
+    for (Shape& s : shapes) {
+      s.root = static_cast<int>(tag % nranks);
+      run(Coll::Reduce, s, ++tag);
+    }
+  }
+}
+
 TEST_F(Reduce, InPlaceAndUnaligned) {
   uint64_t tag = 0;
   for (size_t count : {size_t{1}, size_t{1001}, size_t{300001}}) inPlaceAndUnaligned(count, nranks - 1, &tag);

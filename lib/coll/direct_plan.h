@@ -33,12 +33,11 @@ struct DirectFit {
 };
 DirectFit fitDirect(const DeviceComm& c, const size_t* partBytes, int parts, size_t total, const DirectLimits& limits);
 
-// Windows for a two-shot, reduce-scatter or reduce whose parts (the largest of largestPart bytes) do not fit one
-// bulk area, or a reduce's parts larger than maxWindowBytes (direct_kernel.h): each window carries windowBytes of
-// every part through half an area, or maxWindowBytes (rounded up to 16) where that is not 0 and smaller;
-// `fits` false when the areas are too
-// small for a window, when a window would move less than windowMinBytes out of each rank, or when more
-// than kDirectMaxWindows would be needed.
+// Windows for a two-shot, reduce-scatter or reduce whose parts (the largest of largestPart bytes) do not fit
+// one bulk area, or for a reduce's parts larger than maxWindowBytes (direct_kernel.h): each window carries
+// windowBytes of every part through half an area, or maxWindowBytes (rounded up to 16) where that is not 0
+// and smaller; `fits` false when the areas are too small for a window, when a window would move less than
+// windowMinBytes out of each rank, or when more than kDirectMaxWindows would be needed.
 struct DirectWindows {
   bool fits;
   size_t windowBytes;

@@ -74,7 +74,8 @@ struct DirectLaunch {
   char* dst;        // one-shot, two-shot, all-gather, reduce (root only): the whole output buffer;
                     // reduce-scatter: this rank's part
   // Parts (two-shot, reduce-scatter, reduce, two-step broadcast): part p is bytes
-  // [partFirst[p], partFirst[p] + partBytes[p]) of src (and of dst, two-shot). One-shot: part 0 is the whole buffer; all-gather: one rank's block.
+  // [partFirst[p], partFirst[p] + partBytes[p]) of src (and of dst, two-shot). One-shot: part 0 is the
+  // whole buffer; all-gather: one rank's block.
   size_t partFirst[kMaxLocalRanks];
   size_t partBytes[kMaxLocalRanks];
   size_t slotStride;  // bytes between two source ranks' slots in an area (a multiple of 16)

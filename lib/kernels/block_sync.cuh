@@ -26,12 +26,12 @@ __device__ inline void blockStoreCounter(uint64_t* counter, uint64_t value) {
 }
 
 // After the whole block's stores, thread 0 publishes them: the fence orders every thread's stores
-// (made visible to it by the barrier) before the flag at system scope.
-__device__ inline void blockPublish(uint64_t* flag, uint64_t value) {
+// (made visible to it by the barrier) before the flag at system scope (publishFence).
+__device__ inline void blockPublish(const DeviceComm& c, uint64_t* flag, uint64_t value) {
   __syncthreads();
   if (threadIdx.x == 0) {
-    __threadfence_system();
-    storeReleaseSys(flag, value);
+    publishFence(c);
+    publishFlag(c, flag, value);
   }
 }
 

@@ -72,7 +72,7 @@ __device__ typename P::Word* linesOf(const DirectLaunch& a, int rank, int genera
 __device__ inline void arrive(const DeviceComm& c, uint64_t step) {
   __syncthreads();
   if (threadIdx.x != 0) return;
-  __threadfence_system();
+  publishFence(c);
   for (int p = 0; p < c.nranks; ++p)
     if (p != c.rank) storeRelaxedSys(c.signals[p] + SignalLayout::directArrived(c.rank, blockIdx.x), step);
 }

@@ -112,10 +112,10 @@ __device__ void runForward(const TaskView& v, int ch) {
         if (!dstAligned) blockCopy(dst, slot, length);
         __syncthreads();
         if (threadIdx.x == 0) {
-          __threadfence_system();  // every thread's stores (ordered by the barrier) before the flags
+          publishFence(c);  // every thread's stores (ordered by the barrier) before the flags
           for (int q = 0; q < c.nranks; ++q)
-            if (task.targets >> q & 1u) storeReleaseSys(c.signals[q] + SignalLayout::posted(c.rank, ch), sendStart[q] + k + 1);
-          storeReleaseSys(consumed, seq + 1);
+            if (task.targets >> q & 1u) publishFlag(c, c.signals[q] + SignalLayout::posted(c.rank, ch), sendStart[q] + k + 1);
+          publishFlag(c, consumed, seq + 1);
         }
         return true;
       });

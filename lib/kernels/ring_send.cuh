@@ -30,7 +30,7 @@ __device__ inline bool ringSendChunk(const DeviceComm& c, int peer, int ch, uint
     return true;
   }
   blockCopy(peerWorkspace + workspaceSlotOffset(c, c.rank, ch, slot), src, length);
-  blockPublish(c.signals[peer] + SignalLayout::posted(c.rank, ch), seq + 1);
+  blockPublish(c, c.signals[peer] + SignalLayout::posted(c.rank, ch), seq + 1);
   return true;
 }
 

@@ -31,6 +31,25 @@ __device__ inline void storeRelaxedSys(uint64_t* address, uint64_t value) {
   asm volatile("st.relaxed.sys.global.u64 [%0], %1;" ::"l"(address), "l"(value) : "memory");
 }
 
+// Publishing a block's stores to its peers: after a barrier of the block, thread 0 fences at system
+// scope and then stores the flags relaxed, which PTX's memory model makes a release pattern (the consumer
+// polls, then loads the flag with acquire). fence.acq_rel.sys is MEMBAR.ALL.SYS on sm_90; the
+// sequentially consistent fence that __threadfence_system() emits is MEMBAR.SC.SYS, and a release store
+// is a MEMBAR.ALL.SYS of its own, so the rings' old "fence, then a release store per peer" paid one SC
+// and one ALL fence per peer. ALLOY_FENCE=sc keeps that old form (DeviceComm::scFences), for comparison.
+__device__ inline void fenceAcqRelSys() { asm volatile("fence.acq_rel.sys;" ::: "memory"); }
+
+__device__ inline void publishFence(const DeviceComm& c) {
+  if (c.scFences) __threadfence_system();
+  else fenceAcqRelSys();
+}
+
+// A flag stored after publishFence: relaxed, or a release store where ALLOY_FENCE=sc asks for the old form.
+__device__ inline void publishFlag(const DeviceComm& c, uint64_t* flag, uint64_t value) {
+  if (c.scFences) storeReleaseSys(flag, value);
+  else storeRelaxedSys(flag, value);
+}
+
 __device__ inline unsigned long long globalTimerNs() {
   unsigned long long t;
   asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));

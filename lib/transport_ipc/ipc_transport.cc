@@ -99,6 +99,9 @@ alloyResult_t IpcTransport::prepare(int device, int nranks, long long timeoutMs,
   int major = 0;
   ALLOY_CUDA_TRY(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device));
   v.earlyLaunch = major >= 9 && envInt("ALLOY_EARLY_LAUNCH", 1, 0, 1) != 0 ? 1 : 0;
+  // How this rank publishes its stores (sync_primitives.cuh); a local choice as well: each flag's
+  // ordering is its writer's fence and its reader's acquire.
+  v.scFences = envChoice("ALLOY_FENCE", "acq_rel", {"acq_rel", "sc"}) == "sc" ? 1 : 0;
   const size_t bytes = v.directOffset + 4 * (v.directAreaBytes + v.directLineAreaBytes);
 
   ALLOY_CUDA_TRY(cudaMalloc(&t->workspace_, bytes));

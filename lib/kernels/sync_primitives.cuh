@@ -35,8 +35,8 @@ __device__ inline void storeRelaxedSys(uint64_t* address, uint64_t value) {
 // scope and then stores the flags relaxed, which PTX's memory model makes a release pattern (the consumer
 // polls, then loads the flag with acquire). fence.acq_rel.sys is MEMBAR.ALL.SYS on sm_90; the
 // sequentially consistent fence that __threadfence_system() emits is MEMBAR.SC.SYS, and a release store
-// is a MEMBAR.ALL.SYS of its own, so the rings' old "fence, then a release store per peer" paid one SC
-// and one ALL fence per peer. ALLOY_FENCE=sc keeps that old form (DeviceComm::scFences), for comparison.
+// is a MEMBAR.ALL.SYS of its own, so the old "fence, then a release store per flag" paid an SC fence and
+// then an ALL fence for every flag. ALLOY_FENCE=sc keeps that old form (DeviceComm::scFences), for comparison.
 __device__ inline void fenceAcqRelSys() { asm volatile("fence.acq_rel.sys;" ::: "memory"); }
 
 __device__ inline void publishFence(const DeviceComm& c) {

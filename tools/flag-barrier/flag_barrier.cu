@@ -7,7 +7,7 @@
 //   fence + relaxed    fence.sc.sys, then relaxed stores; relaxed polls, then fence.sc.sys (the direct
 //                      engine's old rounds, ALLOY_FENCE=sc)
 //   acq_rel + relaxed  fence.acq_rel.sys, then relaxed stores; relaxed polls, then one ld.acquire.sys per
-//                      peer (the library's publication since session 18: sync_primitives.cuh)
+//                      peer (the library's publication since session 19: sync_primitives.cuh)
 //   release only       st.release.sys per peer, no fence; relaxed polls, then ld.acquire.sys
 //   relaxed only       relaxed stores and polls (what low-latency lines amount to: no fence)
 // at 1, 4 and 32 blocks of 512 threads, first with nothing to publish, then with every block storing

@@ -17,7 +17,11 @@
 #      stands alloy-perf's alltoallv with --uniform (equal counts; NCCL's grouped send/recv), the call the
 #      layer makes (until session 16 alloy-perf's alltoall stood there, another engine at small sizes);
 # then scripts/osu-table.py: a table per collective and the layer's cost over Alloy's own call at sizes up
-# to OSU_COST_MAXBYTES, against issue #37's bound of 3 us.
+# to OSU_COST_MAXBYTES, against issue #37's bound of 3 us. Separate runs drift (single sizes jumped by
+# 8-11 us in session 19), so
+#   4. tools/layer-cost times both sides again in one job, rounds of OSU_ITERS calls alternating the layer's
+#      MPI_Alltoallv / MPI_Allreduce and Alloy's own call (LAYER_COST_ROUNDS, 21 by default), and judges
+#      the bound on the median of the rounds' paired differences (its last line).
 
 OSU_BENCHMARKS_DEFAULT="osu_allreduce osu_bcast osu_allgather osu_alltoallv"
 
@@ -76,8 +80,10 @@ mode_osu() {
   find_gpus
   find_nccl
   mkdir -p "$RESULTS/logs"
-  build alloy_mpi alloy-perf
+  build alloy_mpi alloy-perf layer-cost
   local layer=$BUILD_DIR/mpi_layer/liballoy_mpi.so osu_dir=$BUILD_DIR/osu/mpi/collective perf
+  local cost_bin=$BUILD_DIR/tools/layer-cost/layer-cost
+  [ -x "$cost_bin" ] || fail_mode "$cost_bin was not built"
   [ -f "$layer" ] || fail_mode "$layer was not built"
   perf=$(perf_bin) || fail_mode "alloy-perf was not built"
   local rc=0
@@ -103,6 +109,7 @@ mode_osu() {
       -b $((min * blocks)) -e $((max * blocks)) -f 2 -w "$warmup" -n "$iters" --blocking --uniform --compare nccl \
       --json "$RESULTS/logs/$bench-native-np$NGPU.json"
   done
+  osu_run "layer-cost-np$NGPU" "${base[@]}" -x ALLOY_MPI_LAYER_REPORT=1 "$cost_bin" "${LAYER_COST_ROUNDS:-21}" "$iters"
 
   local table trc=0 row
   table=$(python3 scripts/osu-table.py --logs "$RESULTS/logs" --np "$NGPU" --benchmarks "$benchmarks" \
@@ -119,6 +126,8 @@ mode_osu() {
       "alloy-perf --blocking --compare nccl -f 2 -w $warmup -n $iters"
     for row in "${osu_rows[@]}"; do echo "$row"; done
     echo "$table"
+    echo "the layer's cost paired in one job (tools/layer-cost; us):"
+    sed -n '/^layer-cost: [0-9]/,/^layer-cost: worst/p' "$RESULTS/logs/layer-cost-np$NGPU.log" 2>/dev/null
     result_line "$osu_bad" "$osu_not_run" "$RESULTS/logs" OSU_BUDGET
   } | tee "$RESULTS/summary.txt"
   [ "$osu_bad" -eq 0 ]

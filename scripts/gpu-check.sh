@@ -178,6 +178,7 @@
 #   OSU_ITERS, OSU_WARMUP     OSU's -i and -x, and alloy-perf's -n and -w (default 1000, 100)
 #   OSU_COST_MAXBYTES         largest size at which the layer's cost is held to 3 us (default 65536)
 #   OSU_TIMEOUT               seconds of each run (default 120)
+#   LAYER_COST_ROUNDS         rounds of tools/layer-cost, each OSU_ITERS calls of either side (default 21)
 #   OSU_BUDGET                seconds all runs together may take after the builds (default 400)
 set -uo pipefail
 

@@ -98,7 +98,7 @@ void requireEverywhere(bool ok, const char* what, size_t bytes) {
   if (all) return;
   int rank = 0;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  if (rank == 0) std::fprintf(stderr, "layer-cost: wrong result of %s at %zu bytes\n", what, bytes);
+  if (rank == 0) std::fprintf(stderr, "layer-cost: wrong result of %s, %zu output bytes\n", what, bytes);
   MPI_Abort(MPI_COMM_WORLD, 1);
 }
 
@@ -112,22 +112,43 @@ void checkOnce(const Call& call, void* out, const std::vector<unsigned char>& ex
   requireEverywhere(got == expected, what, expected.size());
 }
 
+// One size of one operation: device buffers holding this rank's input and the output, and the output's
+// expected bytes.
+struct Trial {
+  const char* op;
+  size_t bytes;  // OSU's size: one rank's block (alltoallv), the whole buffer (allreduce)
+  void* send;
+  void* recv;
+  std::vector<unsigned char> expected;
+};
+
+// Checks each side's result once, then times both (compare); frees the trial's buffers.
+double checkAndCompare(const Job& job, const Trial& t, const Call& layer, const Call& own, int rounds,
+                       int iterations) {
+  checkOnce(layer, t.recv, t.expected, "the call through the layer");
+  checkOnce(own, t.recv, t.expected, "Alloy's own call");
+  const double cost = compare(job, t.op, t.bytes, layer, own, rounds, iterations);
+  CHECK_CUDA(cudaFree(t.send));
+  CHECK_CUDA(cudaFree(t.recv));
+  return cost;
+}
+
 // Byte i of the block that rank `from` sends rank `to`, in the alltoallv's data.
 unsigned char blockByte(int from, int to, size_t i) { return static_cast<unsigned char>(from * 31 + to * 7 + i); }
 
 // osu_alltoallv's call: `block` bytes (MPI_CHAR) to and from every rank, displacements of whole blocks.
 double alltoallv(const Job& job, size_t block, int rounds, int iterations) {
   const size_t total = block * job.size;
-  std::vector<unsigned char> input(total), expected(total);
+  Trial t{"alltoallv", block, nullptr, nullptr, std::vector<unsigned char>(total)};
+  std::vector<unsigned char> input(total);
   for (int p = 0; p < job.size; ++p)
     for (size_t i = 0; i < block; ++i) {
       input[p * block + i] = blockByte(job.rank, p, i);
-      expected[p * block + i] = blockByte(p, job.rank, i);
+      t.expected[p * block + i] = blockByte(p, job.rank, i);
     }
-  void *send = nullptr, *recv = nullptr;
-  CHECK_CUDA(cudaMalloc(&send, total));
-  CHECK_CUDA(cudaMalloc(&recv, total));
-  CHECK_CUDA(cudaMemcpy(send, input.data(), total, cudaMemcpyHostToDevice));
+  CHECK_CUDA(cudaMalloc(&t.send, total));
+  CHECK_CUDA(cudaMalloc(&t.recv, total));
+  CHECK_CUDA(cudaMemcpy(t.send, input.data(), total, cudaMemcpyHostToDevice));
   std::vector<int> counts(job.size, static_cast<int>(block)), displs(job.size);
   std::vector<size_t> ownCounts(job.size, block), ownDispls(job.size);
   for (int p = 0; p < job.size; ++p) {
@@ -135,20 +156,15 @@ double alltoallv(const Job& job, size_t block, int rounds, int iterations) {
     ownDispls[p] = p * block;
   }
   const Call layer = [&] {
-    CHECK_MPI(MPI_Alltoallv(send, counts.data(), displs.data(), MPI_CHAR, recv, counts.data(), displs.data(),
+    CHECK_MPI(MPI_Alltoallv(t.send, counts.data(), displs.data(), MPI_CHAR, t.recv, counts.data(), displs.data(),
                             MPI_CHAR, MPI_COMM_WORLD));
   };
   const Call own = [&] {
-    CHECK_ALLOY(alloyAlltoAllv(send, ownCounts.data(), ownDispls.data(), recv, ownCounts.data(), ownDispls.data(),
-                               nullptr, alloyUint8, job.comm, job.stream));
+    CHECK_ALLOY(alloyAlltoAllv(t.send, ownCounts.data(), ownDispls.data(), t.recv, ownCounts.data(),
+                               ownDispls.data(), nullptr, alloyUint8, job.comm, job.stream));
     CHECK_CUDA(cudaStreamSynchronize(job.stream));
   };
-  checkOnce(layer, recv, expected, "MPI_Alltoallv through the layer");
-  checkOnce(own, recv, expected, "alloyAlltoAllv");
-  const double cost = compare(job, "alltoallv", block, layer, own, rounds, iterations);
-  CHECK_CUDA(cudaFree(send));
-  CHECK_CUDA(cudaFree(recv));
-  return cost;
+  return checkAndCompare(job, t, layer, own, rounds, iterations);
 }
 
 // osu_allreduce's call: `bytes` of MPI_FLOAT summed. Small integers, so that every order of the sum is exact.
@@ -159,25 +175,19 @@ double allreduce(const Job& job, size_t bytes, int rounds, int iterations) {
     input[i] = static_cast<float>((job.rank + 1) * (i % 7));
     sum[i] = static_cast<float>(job.size * (job.size + 1) / 2 * (i % 7));
   }
-  std::vector<unsigned char> expected(bytes);
-  std::memcpy(expected.data(), sum.data(), bytes);
-  void *send = nullptr, *recv = nullptr;
-  CHECK_CUDA(cudaMalloc(&send, bytes));
-  CHECK_CUDA(cudaMalloc(&recv, bytes));
-  CHECK_CUDA(cudaMemcpy(send, input.data(), bytes, cudaMemcpyHostToDevice));
+  Trial t{"allreduce", bytes, nullptr, nullptr, std::vector<unsigned char>(bytes)};
+  std::memcpy(t.expected.data(), sum.data(), bytes);
+  CHECK_CUDA(cudaMalloc(&t.send, bytes));
+  CHECK_CUDA(cudaMalloc(&t.recv, bytes));
+  CHECK_CUDA(cudaMemcpy(t.send, input.data(), bytes, cudaMemcpyHostToDevice));
   const Call layer = [&] {
-    CHECK_MPI(MPI_Allreduce(send, recv, static_cast<int>(count), MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD));
+    CHECK_MPI(MPI_Allreduce(t.send, t.recv, static_cast<int>(count), MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD));
   };
   const Call own = [&] {
-    CHECK_ALLOY(alloyAllReduce(send, recv, count, alloyFloat32, alloySum, job.comm, job.stream));
+    CHECK_ALLOY(alloyAllReduce(t.send, t.recv, count, alloyFloat32, alloySum, job.comm, job.stream));
     CHECK_CUDA(cudaStreamSynchronize(job.stream));
   };
-  checkOnce(layer, recv, expected, "MPI_Allreduce through the layer");
-  checkOnce(own, recv, expected, "alloyAllReduce");
-  const double cost = compare(job, "allreduce", bytes, layer, own, rounds, iterations);
-  CHECK_CUDA(cudaFree(send));
-  CHECK_CUDA(cudaFree(recv));
-  return cost;
+  return checkAndCompare(job, t, layer, own, rounds, iterations);
 }
 
 }  // namespace

@@ -109,8 +109,6 @@ struct DeviceComm {
   int handshake;           // 1: every operation begins with a handshake, whose verdict may skip it
   int earlyLaunch;         // host's: 1 where the engines' launches overlap the previous kernel (launch_overlap.cuh)
   int scFences;            // host's: 1 where ALLOY_FENCE=sc asks for the old publishing fences (sync_primitives.cuh)
-  int rootCopyByStores;    // host's: 1 where ALLOY_REDUCE_ROOT_COPY=stores keeps a reduce root's copy-out with
-                           // its storing threads, the form before session 20 (direct_bulk.cuh)
   char* workspace[kMaxLocalRanks];    // rank r's workspace, mapped into this process
   uint64_t* signals[kMaxLocalRanks];  // rank r's signal area, mapped into this process
   FaultRecord* fault;                 // host-mapped, device address

@@ -109,9 +109,7 @@ __device__ void copyOutWindow(const DirectLaunch& a, int generation, int k, Team
 //     window k - 2, in round k - 1; and window k - 1's results, copied out in round k, were stored by the
 //     peers in round k - 1 and are overwritten only in round k + 1, after this rank's step k + 2.
 // A reduce follows the two-shot with one destination for the results (the root), whose own part is empty:
-// nothing is stored to its input area, and it has no window to reduce; the half of its threads that would
-// reduce copies out instead (a window's copy-out and the stores of the window two ahead touch different
-// bytes, in place too). A reduce-scatter needs no step after
+// nothing is stored to its input area, and it has no window to reduce. A reduce-scatter needs no step after
 // its last round. In place (dst == src) is safe: within one round the threads read and write different
 // windows, and a block reads its own part's bytes before writing them, element by element.
 template <typename T, int Op>
@@ -123,22 +121,15 @@ __device__ bool byPartsBulk(const DirectLaunch& a, int generation, uint64_t epoc
   storeWindow(a, generation, 0, wholeBlock());
   arrive(c, stepFlag(epoch, 1));
   if (!awaitPeers(c, stepFlag(epoch, 1))) return false;
-  // The copy-out goes with the stores: both are copies, and the reduction has the most loads. But the root
-  // of a reduce has nothing to reduce (its part is empty), and its storing half would store every part
-  // and copy every part out while the other half stood idle: there the idle half copies out.
-  const bool spareHalfCopies = a.partBytes[c.rank] == 0 && !c.rootCopyByStores;
   for (int k = 0; k < a.windows; ++k) {
     const bool more = k + 1 < a.windows;
+    // The copy-out goes with the stores: both are copies, and the reduction has the most loads.
     const bool copying = resultsTravel && k > 0;
     if (more && storing) {
       storeWindow(a, generation, k + 1, half);
-      if (copying && !spareHalfCopies) copyOutWindow(a, generation, k - 1, half);
+      if (copying) copyOutWindow(a, generation, k - 1, half);
     } else if (more) {
-      if (spareHalfCopies) {
-        if (copying) copyOutWindow(a, generation, k - 1, half);
-      } else {
-        reduceWindow<T, Op>(a, generation, k, half);
-      }
+      reduceWindow<T, Op>(a, generation, k, half);
     } else {
       reduceWindow<T, Op>(a, generation, k, wholeBlock());
       if (copying) copyOutWindow(a, generation, k - 1, wholeBlock());

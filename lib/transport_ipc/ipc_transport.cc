@@ -102,8 +102,6 @@ alloyResult_t IpcTransport::prepare(int device, int nranks, long long timeoutMs,
   // How this rank publishes its stores (sync_primitives.cuh); a local choice as well: each flag's
   // ordering is its writer's fence and its reader's acquire.
   v.scFences = envChoice("ALLOY_FENCE", "acq_rel", {"acq_rel", "sc"}) == "sc" ? 1 : 0;
-  // Which threads of a reduce's root copy the results out (direct_bulk.cuh): local as well.
-  v.rootCopyByStores = envChoice("ALLOY_REDUCE_ROOT_COPY", "spare", {"spare", "stores"}) == "stores" ? 1 : 0;
   const size_t bytes = v.directOffset + 4 * (v.directAreaBytes + v.directLineAreaBytes);
 
   ALLOY_CUDA_TRY(cudaMalloc(&t->workspace_, bytes));

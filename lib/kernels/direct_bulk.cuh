@@ -123,13 +123,16 @@ __device__ bool byPartsBulk(const DirectLaunch& a, int generation, uint64_t epoc
   if (!awaitPeers(c, stepFlag(epoch, 1))) return false;
   for (int k = 0; k < a.windows; ++k) {
     const bool more = k + 1 < a.windows;
+    const uint64_t roundStart = traceClock();  // traced builds: where a round's time goes (kernel_trace.h)
     // The copy-out goes with the stores: both are copies, and the reduction has the most loads.
     const bool copying = resultsTravel && k > 0;
     if (more && storing) {
       storeWindow(a, generation, k + 1, half);
       if (copying) copyOutWindow(a, generation, k - 1, half);
+      traceRoundAdd(kRoundStores, roundStart, half.rank == 0);
     } else if (more) {
       reduceWindow<T, Op>(a, generation, k, half);
+      traceRoundAdd(kRoundReduce, roundStart, half.rank == 0);
     } else {
       reduceWindow<T, Op>(a, generation, k, wholeBlock());
       if (copying) copyOutWindow(a, generation, k - 1, wholeBlock());
@@ -137,6 +140,10 @@ __device__ bool byPartsBulk(const DirectLaunch& a, int generation, uint64_t epoc
     if (!more && !resultsTravel) return true;
     arrive(c, stepFlag(epoch, k + 2));
     if (!awaitPeers(c, stepFlag(epoch, k + 2))) return false;
+    if (more) {
+      traceRoundAdd(kRoundWhole, roundStart, threadIdx.x == 0);
+      traceRoundCounted();
+    }
   }
   copyOutWindow(a, generation, a.windows - 1, wholeBlock());
   return true;

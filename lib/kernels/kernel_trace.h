@@ -26,9 +26,24 @@ enum KernelTraceStamp {
   kTraceStamps
 };
 
+// Where the rounds of a reduction in windows (direct_bulk.cuh) spend their time, summed over the launch's
+// rounds that have a next window (the last round runs the whole block and is left out): the storing half's
+// stores and copy-out as its first thread sees them, the reducing half's reduction as its first thread sees
+// it, and the whole round as the block's first thread sees it (its half's work, the barrier with the other
+// half, the fence and the flags, the wait for every peer's flag). A round's whole minus the longer half is
+// what the round's barrier with the peers costs.
+enum KernelTraceRound {
+  kRoundStores,
+  kRoundReduce,
+  kRoundWhole,
+  kTraceRoundPhases
+};
+
 // One launch: written by block 0 at its end into slot (block 0's operation count) % kKernelTraceRecords.
 struct KernelTraceRecord {
   uint64_t stamp[kTraceStamps];
+  uint64_t roundNs[kTraceRoundPhases];  // sums over `rounds` rounds, ns
+  uint64_t rounds;                      // 0: no round with a next window (every launch but bulk windows)
   uint64_t operation;  // block 0's operation count: consecutive launches of one communicator differ by one
   int32_t algorithm;   // DirectAlgorithm
   int32_t protocol;    // DirectProtocol

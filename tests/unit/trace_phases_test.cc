@@ -51,6 +51,29 @@ TEST(TracePhases, LatestCutsTheRunAndMissingStampsLeaveTheirPhases) {
   EXPECT_DOUBLE_EQ(bulk.loaded, 0.2);
 }
 
+TEST(TracePhases, RoundsAsMeansPerRoundAndTheirMedianOverLaunches) {
+  std::vector<KernelTraceRecord> ring;
+  // Three launches of 4 rounds each: per round 10, 20, 30 us of stores, 5 us of reduction, 40-42 us whole.
+  for (uint64_t i = 0; i < 3; ++i) {
+    KernelTraceRecord r = launch(30 + i, 1000000 * (i + 1), 200, 0, 0, 200000);
+    r.rounds = 4;
+    r.roundNs[alloy::kRoundStores] = 4 * 10000 * (i + 1);
+    r.roundNs[alloy::kRoundReduce] = 4 * 5000;
+    r.roundNs[alloy::kRoundWhole] = 4 * (40000 + 1000 * i);
+    ring.push_back(r);
+  }
+  ring.push_back(launch(33, 5000000, 200, 0, 0, 1000));  // one window: no rounds, left out of theirs
+  const TracePhases p = tracePhases(ring, 100);
+  EXPECT_EQ(p.launches, 4u);
+  EXPECT_DOUBLE_EQ(p.rounds, 4);
+  EXPECT_DOUBLE_EQ(p.roundStores, 20);
+  EXPECT_DOUBLE_EQ(p.roundReduce, 5);
+  EXPECT_DOUBLE_EQ(p.roundWhole, 41);
+  const TracePhases lines = tracePhases({launch(1, 1000, 100, 100, 100, 100)}, 100);
+  EXPECT_LT(lines.rounds, 0);
+  EXPECT_LT(lines.roundWhole, 0);
+}
+
 TEST(TracePhases, NoRecordsGiveNoPhases) {
   const TracePhases none = tracePhases(std::vector<KernelTraceRecord>(8), 100);
   EXPECT_EQ(none.launches, 0u);

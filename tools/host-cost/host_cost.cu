@@ -19,7 +19,8 @@
 // samples to FILE; tools/host-profile/fold-profile.sh turns them into time per module and function.
 // With --trace ROW, no tables: every rank makes the row's calls back to back behind a hold (as "GPU alone"
 // does), and prints the direct engine's launches split into phases from the kernel trace (a build
-// configured with -DALLOY_KERNEL_TRACE=ON; trace_phases.h), one line per rank.
+// configured with -DALLOY_KERNEL_TRACE=ON; trace_phases.h), one line per rank, and for reductions in
+// windows where each round's time goes; three rows of 128 MB reductions serve --trace alone.
 #include <alloy.h>
 #include <cuda.h>
 #include <cudaTypedefs.h>
@@ -221,16 +222,18 @@ bool traceRow(const std::vector<const std::vector<Row>*>& tables, const char* na
   records.resize(count);
   // The batch's first launch waited for the hold: its gap is the hold's, not the stream's.
   const TracePhases p = tracePhases(records, kBatch - 1);
-  const double mine[8] = {static_cast<double>(p.launches), p.gap, p.loaded, p.sent, p.received, p.end, p.total, gpuUs};
-  std::vector<double> all(8 * static_cast<size_t>(size));
-  MPI_Gather(mine, 8, MPI_DOUBLE, all.data(), 8, MPI_DOUBLE, 0, MPI_COMM_WORLD);
+  const double mine[12] = {static_cast<double>(p.launches), p.gap,    p.loaded,      p.sent,
+                           p.received,                      p.end,    p.total,       gpuUs,
+                           p.rounds,                        p.roundStores, p.roundReduce, p.roundWhole};
+  std::vector<double> all(12 * static_cast<size_t>(size));
+  MPI_Gather(mine, 12, MPI_DOUBLE, all.data(), 12, MPI_DOUBLE, 0, MPI_COMM_WORLD);
   if (rank != 0) return true;
   std::printf("host-cost --trace '%s': %d calls back to back behind a hold; medians of block 0's stamps, us "
               "(- : not stamped; the bulk steps stamp no sent or received)\n", name, kBatch);
   std::printf("%4s %8s %10s %8s %8s %8s %8s %8s %10s\n", "rank", "launches", "gap before", "loaded", "sent", "received",
               "end", "total", "GPU alone");
   for (int r = 0; r < size; ++r) {
-    const double* v = &all[8 * static_cast<size_t>(r)];
+    const double* v = &all[12 * static_cast<size_t>(r)];
     std::printf("%4d %8.0f", r, v[0]);
     const int widths[] = {10, 8, 8, 8, 8, 8, 10};
     for (int k = 1; k < 8; ++k) {
@@ -238,6 +241,15 @@ bool traceRow(const std::vector<const std::vector<Row>*>& tables, const char* na
       else std::printf(" %*.2f", widths[k - 1], v[k]);
     }
     std::printf("\n");
+  }
+  // Windows in rounds (kernel_trace.h, KernelTraceRound): a round's whole minus its longer half is the cost
+  // of its barrier with the peers (waiting for the slowest one included).
+  for (int r = 0; r < size; ++r) {
+    const double* v = &all[12 * static_cast<size_t>(r) + 8];
+    if (v[0] < 0) continue;
+    std::printf("rank %d: %.0f rounds a launch; per round, us: storing half %.2f, reducing half %.2f, whole %.2f, "
+                "whole beyond the longer half %.2f\n",
+                r, v[0], v[1], v[2], v[3], v[3] - std::max(v[1], v[2]));
   }
   return true;
 }
@@ -373,9 +385,29 @@ int main(int argc, char** argv) {
          ALLOY_CHECK(alloyGroupEnd());
        }},
   };
+  // Reductions in the direct engine's windows, for --trace only (their rounds; not in the tables): 128 MiB
+  // buffers, allocated only then.
+  char *bulkSend = nullptr, *bulkRecv = nullptr;
+  constexpr size_t kBulkBytes = size_t{128} << 20, kBulkFloats = kBulkBytes / sizeof(float);
+  if (trace) {
+    CHECK_CUDA(cudaMalloc(&bulkSend, kBulkBytes));
+    CHECK_CUDA(cudaMalloc(&bulkRecv, kBulkBytes));
+    CHECK_CUDA(cudaMemset(bulkSend, 0, kBulkBytes));
+  }
+  const std::vector<Row> bulk = {
+      {"alloyAllReduce 128 MB", [&] {
+         ALLOY_CHECK(alloyAllReduce(bulkSend, bulkRecv, kBulkFloats, alloyFloat32, alloySum, comm, stream));
+       }},
+      {"alloyReduce 128 MB", [&] {
+         ALLOY_CHECK(alloyReduce(bulkSend, bulkRecv, kBulkFloats, alloyFloat32, alloySum, 0, comm, stream));
+       }},
+      {"alloyReduceScatter 128 MB", [&] {
+         ALLOY_CHECK(alloyReduceScatter(bulkSend, bulkRecv, kBulkFloats / size, alloyFloat32, alloySum, comm, stream));
+       }},
+  };
   bool traced = true;
   const bool unknownRow =
-      trace ? !traceRow({&runtime, &alloy}, argv[2], rank, size, stream, word, &traced)
+      trace ? !traceRow({&runtime, &alloy, &bulk}, argv[2], rank, size, stream, word, &traced)
             : profiling && !profileRow({&runtime, &alloy}, argv[2], std::atol(argv[3]), argv[4], rank, stream);
   if (unknownRow && rank == 0) std::fprintf(stderr, "host-cost: no row named '%s'\n", argv[2]);
   if (rank == 0 && !oneRow) std::printf("%-48s %8s %12s %10s\n", "Alloy call", "host", "with the GPU", "GPU alone");
@@ -385,6 +417,8 @@ int main(int argc, char** argv) {
     print(row.name, timeCalls(stream, row.call, word));
   }
   CHECK_CUDA(cudaFree(word));
+  CHECK_CUDA(cudaFree(bulkSend));
+  CHECK_CUDA(cudaFree(bulkRecv));
   ALLOY_CHECK(alloyCommDestroy(comm));
   CHECK_CUDA(cudaFree(send));
   CHECK_CUDA(cudaFree(recv));

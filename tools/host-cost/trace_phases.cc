@@ -41,7 +41,7 @@ TracePhases tracePhases(const std::vector<KernelTraceRecord>& records, size_t la
   while (first > 0 && written[first - 1].operation + 1 == written[first].operation &&
          written.size() - first < latest)
     --first;
-  std::vector<double> gap, phase[alloy::kTraceStamps], total;
+  std::vector<double> gap, phase[alloy::kTraceStamps], total, rounds, perRound[alloy::kTraceRoundPhases];
   for (size_t i = first; i < written.size(); ++i) {
     const KernelTraceRecord& r = written[i];
     double us = 0;
@@ -50,6 +50,10 @@ TracePhases tracePhases(const std::vector<KernelTraceRecord>& records, size_t la
     for (int k = alloy::kTraceLoaded; k < alloy::kTraceStamps; ++k)
       if (r.stamp[k] != 0 && span(r, previousStamp(r, k), k, &us)) phase[k].push_back(us);
     if (span(r, alloy::kTraceEntry, alloy::kTraceEnd, &us)) total.push_back(us);
+    if (r.rounds == 0) continue;
+    rounds.push_back(static_cast<double>(r.rounds));
+    for (int k = 0; k < alloy::kTraceRoundPhases; ++k)
+      perRound[k].push_back(static_cast<double>(r.roundNs[k]) / static_cast<double>(r.rounds) / 1000.0);
   }
   out.launches = written.size() - first;
   out.gap = median(gap);
@@ -58,5 +62,9 @@ TracePhases tracePhases(const std::vector<KernelTraceRecord>& records, size_t la
   out.received = median(phase[alloy::kTraceReceived]);
   out.end = median(phase[alloy::kTraceEnd]);
   out.total = median(total);
+  out.rounds = median(rounds);
+  out.roundStores = median(perRound[alloy::kRoundStores]);
+  out.roundReduce = median(perRound[alloy::kRoundReduce]);
+  out.roundWhole = median(perRound[alloy::kRoundWhole]);
   return out;
 }

@@ -18,6 +18,10 @@ struct TracePhases {
   double received = -1;   // -> every peer's data in and used
   double end = -1;        // -> the operation counted
   double total = -1;      // entry -> end
+  // Launches with rounds of windows (kernel_trace.h, KernelTraceRound): the median over those launches of
+  // their rounds and of each phase's mean per round, us; negative where no launch had a round.
+  double rounds = -1;
+  double roundStores = -1, roundReduce = -1, roundWhole = -1;
 };
 
 // `latest`: at most this many launches, the newest, from the newest run of consecutive ones.

@@ -30,8 +30,9 @@ enum KernelTraceStamp {
 // rounds that have a next window (the last round runs the whole block and is left out): the storing half's
 // stores and copy-out as its first thread sees them, the reducing half's reduction as its first thread sees
 // it, and the whole round as the block's first thread sees it (its half's work, the barrier with the other
-// half, the fence and the flags, the wait for every peer's flag). A round's whole minus the longer half is
-// what the round's barrier with the peers costs.
+// half, the fence and the flags, the wait for every peer's flag). The halves' times end when their stores
+// are issued, not delivered, so a round's whole beyond its longer half is the stores' drain over the links,
+// the flag round trip and the wait for the slowest peer together.
 enum KernelTraceRound {
   kRoundStores,
   kRoundReduce,

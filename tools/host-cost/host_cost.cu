@@ -242,8 +242,8 @@ bool traceRow(const std::vector<const std::vector<Row>*>& tables, const char* na
     }
     std::printf("\n");
   }
-  // Windows in rounds (kernel_trace.h, KernelTraceRound): a round's whole minus its longer half is the cost
-  // of its barrier with the peers (waiting for the slowest one included).
+  // Windows in rounds (kernel_trace.h, KernelTraceRound): a round's whole beyond its longer half is the
+  // stores' drain, the flag round trip and the wait for the slowest peer.
   for (int r = 0; r < size; ++r) {
     const double* v = &all[12 * static_cast<size_t>(r) + 8];
     if (v[0] < 0) continue;

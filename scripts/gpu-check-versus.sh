@@ -263,9 +263,13 @@ mode_versus() {
     versus_run "versus-host-cost-np$NGPU" 60 -x NCCL_NVLS_ENABLE=0 "$host_cost"
   fi
   if [ -n "$versus_map" ]; then
-    for bytes in ${VERSUS_STAGES_BYTES:-8 8192}; do
-      versus_x 1
-      versus_run "versus-net-stages-${bytes}B-np$NGPU" 60 "${x_args[@]}" "$net_stages" -n 32 -b "$bytes"
+    # Every configuration of Alloy (1 and up; 0 is NCCL), so that a variant's stages stand beside the default's.
+    for i in "${!versus_tags[@]}"; do
+      [ "$i" -gt 0 ] || continue
+      versus_x "$i"
+      for bytes in ${VERSUS_STAGES_BYTES:-8 8192}; do
+        versus_run "versus-net-stages-${bytes}B-${versus_tags[$i]}-np$NGPU" 60 "${x_args[@]}" "$net_stages" -n 32 -b "$bytes"
+      done
     done
   fi
   versus_optional=0
@@ -344,8 +348,8 @@ mode_versus() {
     for row in "${versus_prof_lines[@]}"; do echo "profile: $row"; done
     [ -f "$RESULTS/logs/versus-host-cost-np$NGPU.log" ] &&
       sed -n '/^host-cost:/,$p' "$RESULTS/logs/versus-host-cost-np$NGPU.log" | head -40
-    for f in "$RESULTS"/logs/versus-net-stages-*B-np"$NGPU".log; do
-      [ -f "$f" ] && sed -n '/^net-stages:/,$p' "$f" | head -40
+    for f in "$RESULTS"/logs/versus-net-stages-*B-*-np"$NGPU".log; do
+      [ -f "$f" ] && echo "${f##*/}:" && sed -n '/^net-stages:/,$p' "$f" | head -40
     done
     echo "$table"
     result_line "$versus_bad" "$versus_not_run" "the runs above and versus-logs.tar.gz" VERSUS_BUDGET

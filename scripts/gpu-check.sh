@@ -168,7 +168,7 @@
 #   VERSUS_HOSTS              a layout of the hosts mode (2h, 4h, 2x2, ...; one rank per GPU): every run crosses
 #                             virtual hosts, NCCL over its socket transport on loopback, Alloy over UCX (the
 #                             wheel in .whl/), judged by issue #36's targets; no link ceiling or host-cost,
-#                             tools/net-stages instead (default: one host)
+#                             tools/net-stages instead, once per Alloy configuration (default: one host)
 #   VERSUS_HOSTS_TLS          Alloy's UCX transport there, as in HOSTS_RUNS (default tcp)
 #   VERSUS_STAGES_BYTES       net-stages' sizes there, space separated (default "8 8192")
 # osu mode (also ALLOY_PERF_NCCL_LIB as in check mode):

@@ -11,6 +11,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "env.h"
 #include "error.h"
 #include "log.h"
 #include "net_channel_internal.h"
@@ -39,6 +40,7 @@ alloyResult_t NetChannel::prepare(const NetChannelConfig& config, std::unique_pt
   c->config_ = config;
   c->transport_ = std::move(transport);
   c->eagerBytes_ = std::min(config.geometry.eagerSlotBytes(), c->transport_->maxPutSignalBytes());
+  c->eagerFirst_ = envInt("ALLOY_NET_EAGER_FIRST", 1, 0, 1) != 0;
   c->peerIndex_.assign(config.nranks, -1);
   // Each peer's staging layout counts the ranks on other hosts than the peer's: this rank's place among
   // them is the ranks before it, less those on the peer's host; their number, all ranks less the peer's

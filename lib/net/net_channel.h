@@ -174,6 +174,9 @@ class NetChannel final : public RemoteChannel {
   // Sends of up to this many bytes go as one putSignal into an eager slot: the geometry's
   // eagerSlotBytes(), within what the transport takes.
   size_t eagerBytes_ = 0;
+  // Whether each sweep posts the operation's eager sends before the receives' "ready" signals
+  // (ALLOY_NET_EAGER_FIRST; progress() says why).
+  bool eagerFirst_ = true;
   std::vector<std::unique_ptr<Peer>> peers_;  // ranks on other hosts, ascending
   std::vector<int> peerIndex_;                // by communicator rank: index into peers_, or -1
   std::unique_ptr<Region> staging_;  // registered: control lines, inboxes

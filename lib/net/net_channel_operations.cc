@@ -166,7 +166,15 @@ bool NetChannel::progress() {
   }
   bool moved = false;
   alloyResult_t r = alloySuccess;
-  // Receives first: a "ready" to every sender goes out before this rank's own puts, which over tcp and
+  // Eager sends first: each is one small message, which the peer takes in whatever its own state, and
+  // in step a peer does not wait for this rank's "ready" before its own eager send (it has the credit of
+  // the eager slots). Posted after the readies, an operation's data waited one more message on this
+  // thread (over tcp a send() that runs the receiver's stack), and that wait was on the critical path of
+  // every small operation that both sends and receives.
+  if (eagerFirst_)
+    for (auto& p : peers_)
+      if (r == alloySuccess && p->send != SendState::Idle && p->sendBytes <= eagerBytes_) r = advanceSend(*p, &moved);
+  // Then receives: a "ready" to every sender goes out before this rank's larger puts, which over tcp and
   // shared memory keep this thread copying for as long as the wire takes. Sent after them, a peer that
   // sends to this rank waited that long before it started, and the two directions of a pair ran one
   // after the other (seen in a proxy trace of 2 virtual hosts over tcp on 2xH200) instead of side by

@@ -18,6 +18,10 @@ namespace alloy {
 // run their kernels side by side). At least 1.
 int residentChannelLimit(const std::vector<EndpointBlob>& blobs);
 
+// Bytes of each of the direct engine's line areas for bulk areas of directAreaBytes where 128-byte lines
+// may be used: room for the same data as 128-byte lines of 120 data bytes (0 for 0).
+size_t wideLineAreaBytes(size_t directAreaBytes);
+
 class IpcTransport final : public LocalTransport {
  public:
   // Allocates the workspace and signal area on the current device for the nranks ranks of this host, and
@@ -36,6 +40,8 @@ class IpcTransport final : public LocalTransport {
   // Raises the abort in the host flag and the device word (see DeviceComm::abortWord).
   void abort() override;
   alloyResult_t setSequencesForTest(uint64_t value) override;
+  bool linksCarryWideLines() const override { return wideLinesHere_; }
+  void enableWideLines(bool enable) override { view_.directWideLines = enable ? 1 : 0; }
 
   IpcTransport(const IpcTransport&) = delete;
   IpcTransport& operator=(const IpcTransport&) = delete;
@@ -49,6 +55,7 @@ class IpcTransport final : public LocalTransport {
   DeviceComm view_{};
   size_t lowLatencyMaxBytes_ = 0;
   int directBlocks_ = 0;              // ALLOY_DIRECT_BLOCKS, before connect() bounds it by residency
+  bool wideLinesHere_ = false;        // connect(): this rank's links to every peer carry wide lines
   void* workspace_ = nullptr;         // this rank's, cudaMalloc
   void* signals_ = nullptr;           // this rank's, cudaMalloc
   FaultRecord* fault_ = nullptr;      // cudaHostAlloc, mapped (DeviceComm::fault is its device address)

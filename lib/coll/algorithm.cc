@@ -31,10 +31,8 @@ size_t directLowLatencyMaxBytes() {
   return static_cast<size_t>(callEnvInt("ALLOY_DIRECT_LL_MAX_BYTES", 1 << 20, 0));
 }
 
-size_t directWideLinesMaxBytes() {
-  // Off by default: the 128-byte lines have not yet passed the GPU suites as they stand (docs/architecture.md,
-  // "The direct engine").
-  return static_cast<size_t>(callEnvInt("ALLOY_DIRECT_LL128_MAX_BYTES", 0, 0));
+size_t directWideLinesMaxBytes(size_t fallback) {
+  return static_cast<size_t>(callEnvInt("ALLOY_DIRECT_LL128_MAX_BYTES", static_cast<long long>(fallback), 0));
 }
 
 Part partOf(size_t count, size_t elementSize, int n, int p) {

@@ -18,9 +18,20 @@ DirectPlan::DirectPlan(alloyComm_t comm, alloyDataType_t type, alloyRedOp_t op, 
   args_.op = op;
 }
 
-DirectLimits directLimits() {
+size_t defaultWideLinesMax(DirectAlgorithm algorithm, int nranks) {
+  // On 4 x H200 (docs/benchmarks.md, "Session 23") the lines beat bulk stores at 3 and 4 ranks for the
+  // allreduce at 2-4 MB and the reduce-scatter at 2 MB, and lost for the reduce-scatter at 4 MB at 4 ranks
+  // (22.6 against 19.3 us). All-gathers were even at 4 ranks (2 MB 13.8 against 13.6 us) and all-to-alls
+  // were not measured: they keep bulk unless the variable asks.
+  const size_t top = directWideLinesDefaultTop(nranks);
+  if (algorithm == kDirectTwoShot) return top;
+  if (algorithm == kDirectReduceScatter) return top / 2;
+  return 0;
+}
+
+DirectLimits directLimits(DirectAlgorithm algorithm, int nranks) {
   return DirectLimits{directLowLatencyMaxBytes(), directMaxBytes(), directWindowMinBytes(), reduceWindowBytes(),
-                      directWideLinesMaxBytes()};
+                      directWideLinesMaxBytes(defaultWideLinesMax(algorithm, nranks))};
 }
 
 DirectFit fitDirect(const DeviceComm& c, const size_t* partBytes, int parts, size_t total, const DirectLimits& limits) {
@@ -72,7 +83,7 @@ bool DirectPlan::fits(size_t total) {
   int parts = 0;
   for (int p = 0; p < (byParts ? args_.comm.nranks : 1); ++p)
     if (!rooted || p != args_.root) carried[parts++] = args_.partBytes[p];
-  DirectLimits limits = directLimits();
+  DirectLimits limits = directLimits(static_cast<DirectAlgorithm>(args_.algorithm), args_.comm.nranks);
   if (reduce) limits.linesMax = limits.wideLinesMax = 0;
   const DirectFit fit = fitDirect(args_.comm, carried, parts, total, limits);
   args_.protocol = fit.protocol;

@@ -132,6 +132,15 @@ constexpr size_t kLlChunkBytes = 32 << 10;
 constexpr size_t kLlDataPerLine = 8;  // data bytes of a 16-byte low-latency line
 constexpr size_t kLl128Bytes = 128;    // a wide line (ll128_protocol.cuh)
 constexpr size_t kLl128DataBytes = 120;  // and its data bytes
+
+// The largest operation (bytes as the direct engine counts them: direct_plan.h) that goes in 128-byte
+// lines where ALLOY_DIRECT_LL128_MAX_BYTES is not set, by the host's rank count: 4 MiB at 3 and 4 ranks,
+// where the lines beat bulk stores up to there on 4 x H200 and lost at 8 MB; none at 2 ranks, where they
+// lost, and none from 5 ranks on, where they have not been measured (docs/benchmarks.md, "Session 23").
+// The line areas are sized to hold it (ipc_transport.h); which operations take it: direct_plan.cc.
+ALLOY_HOST_DEVICE inline size_t directWideLinesDefaultTop(int nranks) {
+  return nranks == 3 || nranks == 4 ? size_t{4} << 20 : 0;
+}
 constexpr size_t kLlSlotBytes = 2 * kLlChunkBytes;
 
 // The flag a low-latency chunk's lines carry: 1 .. 2^32 - 1 from its sequence number, never the zero of

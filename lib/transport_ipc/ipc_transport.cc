@@ -61,11 +61,14 @@ int residentChannelLimit(const std::vector<EndpointBlob>& blobs) {
   return static_cast<int>(std::max(limit, 1ll));
 }
 
-size_t wideLineAreaBytes(size_t directAreaBytes) {
-  if (directAreaBytes == 0) return 0;
+size_t lineAreaBytes(size_t directAreaBytes, size_t wideLinesMaxBytes) {
+  const size_t narrow = directLineAreaBytes(directAreaBytes);
+  const size_t data = wideLinesMaxBytes < directAreaBytes ? wideLinesMaxBytes : directAreaBytes;
+  if (data == 0) return narrow;
   // 128 bytes of lines per 120 of data, and a partial line at the end of every slot.
-  const size_t bytes = (directAreaBytes * kLl128Bytes + kLl128DataBytes - 1) / kLl128DataBytes + kMaxLocalRanks * kLl128Bytes;
-  return (bytes + 4095) & ~static_cast<size_t>(4095);
+  const size_t bytes = (data * kLl128Bytes + kLl128DataBytes - 1) / kLl128DataBytes + kMaxLocalRanks * kLl128Bytes;
+  const size_t wide = (bytes + 4095) & ~static_cast<size_t>(4095);
+  return wide > narrow ? wide : narrow;
 }
 
 namespace {
@@ -100,9 +103,10 @@ alloyResult_t IpcTransport::prepare(int device, int nranks, long long timeoutMs,
   v.timeoutNs = static_cast<unsigned long long>(timeoutMs) * 1000000ull;
   v.directOffset = workspaceBytes(nranks, g.channels, g.slots, g.slotBytes);
   v.directAreaBytes = g.directAreaBytes;
-  // Line areas that hold a bulk area's data as 128-byte lines only where they may be used (experiment).
-  v.directLineAreaBytes = envInt("ALLOY_DIRECT_LL128_MAX_BYTES", 0, 0) > 0 ? wideLineAreaBytes(g.directAreaBytes)
-                                                                          : directLineAreaBytes(g.directAreaBytes);
+  // Line areas that also hold the largest operation that may go in 128-byte lines: creation's
+  // ALLOY_DIRECT_LL128_MAX_BYTES, else the default band's top (0 at 2 ranks: the 16-byte lines' areas).
+  const long long wideTop = envInt("ALLOY_DIRECT_LL128_MAX_BYTES", static_cast<long long>(directWideLinesDefaultTop(nranks)), 0);
+  v.directLineAreaBytes = lineAreaBytes(g.directAreaBytes, static_cast<size_t>(wideTop));
   t->directBlocks_ = g.directBlocks;
   // Programmatic dependent launch needs compute capability 9.0; a local choice (peers need not agree).
   int major = 0;

@@ -18,9 +18,10 @@ namespace alloy {
 // run their kernels side by side). At least 1.
 int residentChannelLimit(const std::vector<EndpointBlob>& blobs);
 
-// Bytes of each of the direct engine's line areas for bulk areas of directAreaBytes where 128-byte lines
-// may be used: room for the same data as 128-byte lines of 120 data bytes (0 for 0).
-size_t wideLineAreaBytes(size_t directAreaBytes);
+// Bytes of each of the direct engine's line areas for bulk areas of directAreaBytes: what the 16-byte lines
+// need (directLineAreaBytes), or room for operations of up to wideLinesMaxBytes (at most a bulk area's) as
+// 128-byte lines of 120 data bytes, whichever is more.
+size_t lineAreaBytes(size_t directAreaBytes, size_t wideLinesMaxBytes);
 
 class IpcTransport final : public LocalTransport {
  public:

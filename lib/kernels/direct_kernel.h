@@ -4,9 +4,9 @@
 // chunk: an operation is one or two steps. Small operations travel as low-latency lines (ll_protocol.cuh:
 // every 8 data bytes carry the step's flag), so no fence is on their path; larger ones as bulk stores,
 // each step ended by one fence and a flag per block towards every peer (a fence at system scope costs a
-// few microseconds on H100, which lines avoid at the price of their flags), or, where enabled
-// (ALLOY_DIRECT_LL128_MAX_BYTES) and the links deliver a warp's 128-byte store whole, as wide lines
-// (ll128_protocol.cuh: 120 data bytes and a flag per 128).
+// few microseconds on H100, which lines avoid at the price of their flags), or, in the band where they beat
+// bulk (ALLOY_DIRECT_LL128_MAX_BYTES and its default: direct_plan.h) and where the links deliver a warp's
+// 128-byte store whole, as wide lines (ll128_protocol.cuh: 120 data bytes and a flag per 128).
 //
 // Reductions by parts larger than one area (two-shot, reduce-scatter, reduce) run in windows within the launch:
 // window k carries bytes [k * windowBytes, (k + 1) * windowBytes) of every part through half k % 2 of the

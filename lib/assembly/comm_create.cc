@@ -86,9 +86,18 @@ bool connectGpu(alloyComm* comm, std::unique_ptr<LocalTransport> prepared, alloy
     result = prepared->connect(local, comm->topology.localRank);
   }
   if (result == alloySuccess) result = LaunchOrder::create(&order);
+  // The direct engine's wide lines need links that carry them between every pair of the host's ranks:
+  // every rank says what it sees (every rank takes part, whatever its result so far).
+  std::vector<uint32_t> wideLines;
+  const uint32_t mine = result == alloySuccess && prepared->linksCarryWideLines() ? 1 : 0;
+  const alloyResult_t exchanged = allgatherValues(*comm->bootstrap, mine, &wideLines);
+  if (result == alloySuccess) result = exchanged;
   if (result != alloySuccess && reason.empty()) reason = lastError();
   result = agree(*comm->bootstrap, result, "GPU transport set-up");
   if (result == alloySuccess) {
+    bool everywhere = true;
+    for (int r : comm->topology.localPeers) everywhere = everywhere && wideLines[r] != 0;
+    prepared->enableWideLines(everywhere);
     comm->local = std::move(prepared);
     comm->launchOrder = std::move(order);
     return true;

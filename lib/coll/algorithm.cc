@@ -31,6 +31,10 @@ size_t directLowLatencyMaxBytes() {
   return static_cast<size_t>(callEnvInt("ALLOY_DIRECT_LL_MAX_BYTES", 1 << 20, 0));
 }
 
+size_t directWideLinesMaxBytes(size_t fallback) {
+  return static_cast<size_t>(callEnvInt("ALLOY_DIRECT_LL128_MAX_BYTES", static_cast<long long>(fallback), 0));
+}
+
 Part partOf(size_t count, size_t elementSize, int n, int p) {
   const size_t align = 16 / elementSize;
   size_t per = (count + n - 1) / n;

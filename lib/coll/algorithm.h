@@ -34,6 +34,11 @@ size_t reduceWindowBytes();
 // than bulk stores: ALLOY_DIRECT_LL_MAX_BYTES, read on every call.
 size_t directLowLatencyMaxBytes();
 
+// Largest buffer (as above) that the direct engine moves as 128-byte lines rather than bulk stores, where
+// the links allow them: ALLOY_DIRECT_LL128_MAX_BYTES, read on every call; `fallback` where it is not set
+// (the operation's default band: defaultWideLinesMax in direct_plan.h).
+size_t directWideLinesMaxBytes(size_t fallback);
+
 // Part p of a count-element buffer split over n ranks: its first element and length. Parts are whole
 // 16-byte vectors where the buffer is large enough, so that the reduction stays vectorised; the last
 // parts may be shorter or empty.

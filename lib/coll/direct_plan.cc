@@ -18,8 +18,20 @@ DirectPlan::DirectPlan(alloyComm_t comm, alloyDataType_t type, alloyRedOp_t op, 
   args_.op = op;
 }
 
-DirectLimits directLimits() {
-  return DirectLimits{directLowLatencyMaxBytes(), directMaxBytes(), directWindowMinBytes(), reduceWindowBytes()};
+size_t defaultWideLinesMax(DirectAlgorithm algorithm, int nranks) {
+  // On 4 x H200 (docs/benchmarks.md, "Session 23") the lines beat bulk stores at 3 and 4 ranks for the
+  // allreduce at 2-4 MB and the reduce-scatter at 2 MB, and lost for the reduce-scatter at 4 MB at 4 ranks
+  // (22.6 against 19.3 us). All-gathers were even at 4 ranks (2 MB 13.8 against 13.6 us) and all-to-alls
+  // were not measured: they keep bulk unless the variable asks.
+  const size_t top = directWideLinesDefaultTop(nranks);
+  if (algorithm == kDirectTwoShot) return top;
+  if (algorithm == kDirectReduceScatter) return top / 2;
+  return 0;
+}
+
+DirectLimits directLimits(DirectAlgorithm algorithm, int nranks) {
+  return DirectLimits{directLowLatencyMaxBytes(), directMaxBytes(), directWindowMinBytes(), reduceWindowBytes(),
+                      directWideLinesMaxBytes(defaultWideLinesMax(algorithm, nranks))};
 }
 
 DirectFit fitDirect(const DeviceComm& c, const size_t* partBytes, int parts, size_t total, const DirectLimits& limits) {
@@ -31,12 +43,16 @@ DirectFit fitDirect(const DeviceComm& c, const size_t* partBytes, int parts, siz
   }
   if (c.directBlocks <= 0 || c.nranks <= 0 || total > limits.directMax) return fit;
   const size_t lineSlotRoom = c.directLineAreaBytes / c.nranks;
-  // A 16-byte line carries 8 data bytes.
+  // A 16-byte line carries 8 data bytes; a 128-byte line 120.
   const size_t narrowSlot = (2 * ((largest + kLlDataPerLine - 1) / kLlDataPerLine * kLlDataPerLine) + 15) & ~size_t{15};
+  const size_t wideSlot = (largest + kLl128DataBytes - 1) / kLl128DataBytes * kLl128Bytes;
   const size_t bulkSlot = (largest + 15) & ~size_t{15};
   if (total <= limits.linesMax && narrowSlot <= lineSlotRoom) {
     fit.protocol = kDirectLines;
     fit.slotStride = narrowSlot;
+  } else if (c.directWideLines && total <= limits.wideLinesMax && wideSlot <= lineSlotRoom) {
+    fit.protocol = kDirectWideLines;
+    fit.slotStride = wideSlot;
   } else {
     fit.protocol = kDirectBulk;
     fit.slotStride = bulkSlot;
@@ -67,8 +83,8 @@ bool DirectPlan::fits(size_t total) {
   int parts = 0;
   for (int p = 0; p < (byParts ? args_.comm.nranks : 1); ++p)
     if (!rooted || p != args_.root) carried[parts++] = args_.partBytes[p];
-  DirectLimits limits = directLimits();
-  if (reduce) limits.linesMax = 0;
+  DirectLimits limits = directLimits(static_cast<DirectAlgorithm>(args_.algorithm), args_.comm.nranks);
+  if (reduce) limits.linesMax = limits.wideLinesMax = 0;
   const DirectFit fit = fitDirect(args_.comm, carried, parts, total, limits);
   args_.protocol = fit.protocol;
   args_.slotStride = fit.slotStride;
@@ -169,7 +185,7 @@ bool DirectPlan::planBroadcast(const void* src, void* dst, size_t bytes, int roo
   args_.src = static_cast<const char*>(src);
   args_.dst = static_cast<char*>(dst);
   args_.partBytes[0] = bytes;
-  return fits(bytes * args_.comm.nranks) && args_.protocol != kDirectBulk;
+  return fits(bytes * args_.comm.nranks) && args_.protocol == kDirectLines;  // tokens: 16-byte lines only
 }
 
 bool DirectPlan::planBroadcastTwoShot(const void* src, void* dst, size_t bytes, int root) {

@@ -10,20 +10,27 @@
 
 namespace alloy {
 
-// The sizes up to which the direct engine uses each protocol (bytes of the whole input, or of an
-// all-gather's whole output), and the least a window must move, read from the environment on every call:
-// ALLOY_DIRECT_LL_MAX_BYTES, ALLOY_DIRECT_MAX_BYTES, ALLOY_DIRECT_WINDOW_MIN_BYTES and
-// ALLOY_REDUCE_WINDOW_BYTES.
+// The sizes up to which the direct engine uses each protocol for `algorithm` on a host of nranks ranks
+// (bytes of the whole input, or of an all-gather's whole output), and the least a window must move, read
+// from the environment on every call:
+// ALLOY_DIRECT_LL_MAX_BYTES, ALLOY_DIRECT_LL128_MAX_BYTES, ALLOY_DIRECT_MAX_BYTES,
+// ALLOY_DIRECT_WINDOW_MIN_BYTES and ALLOY_REDUCE_WINDOW_BYTES.
 struct DirectLimits {
   size_t linesMax;        // 16-byte lines up to here
   size_t directMax;       // nothing larger goes to the direct engine
   size_t windowMinBytes;  // windows move at least this out of each rank (directWindowMinBytes)
   size_t reduceWindowBytes;  // a reduce's parts that fit one area still go in windows of this size
+  size_t wideLinesMax;       // 128-byte lines up to here, where the links allow them (DeviceComm::directWideLines)
 };
-DirectLimits directLimits();
+DirectLimits directLimits(DirectAlgorithm algorithm, int nranks);
+
+// The 128-byte lines' band where ALLOY_DIRECT_LL128_MAX_BYTES is not set: the two-shot allreduce up to
+// directWideLinesDefaultTop(nranks) (device_comm.h), the reduce-scatter up to half of it, nothing else.
+size_t defaultWideLinesMax(DirectAlgorithm algorithm, int nranks);
 
 // How a launch of the direct engine moves its parts: 16-byte lines where total <= linesMax and such a slot
-// fits the line areas, else bulk stores where a slot fits the bulk areas; `fits` false when none does, when
+// fits the line areas, else 128-byte lines where allowed, total <= wideLinesMax and such a slot fits the
+// line areas, else bulk stores where a slot fits the bulk areas; `fits` false when none does, when
 // total exceeds directMax, when the engine has no blocks, or when a part is empty (every rank must
 // exchange something with every peer: direct_kernel.h). partBytes[0..parts).
 struct DirectFit {

@@ -46,6 +46,11 @@ class LocalTransport {
   // Makes every kernel of this communicator that waits on a peer return, and every later launch return
   // at once.
   virtual void abort() = 0;
+  // Whether this rank reaches every peer of its host over links that deliver a warp's 128-byte store
+  // whole (its own GPU, or NVLink), as far as this process can tell (known after connect). The direct
+  // engine uses its wide lines only after every rank of the host said yes: enableWideLines.
+  virtual bool linksCarryWideLines() const = 0;
+  virtual void enableWideLines(bool enable) = 0;
   // Test hook: sets every sequence counter of this rank's signal area to value, so that a test reaches
   // counter values (2^32 and beyond) that would take hours of traffic. Every rank of the communicator
   // must set the same value while no operation is in flight.

@@ -115,12 +115,14 @@ struct DeviceComm {
   int* abortWord;                     // device memory, this rank's: the abort as kernels see it on entry
   // The direct engine's staging (direct_kernel.h), after the rings in every rank's workspace: two
   // generations of an input area and a result area for bulk stores, of directAreaBytes each (0: no
-  // direct engine), then the same four for low-latency lines, of directLineAreaBytes each; and the
-  // blocks every launch of it has.
+  // direct engine), then the same four for lines, of directLineAreaBytes each; the blocks every launch
+  // of it has; and whether it may use wide lines (1: every rank of the host reaches every peer over links
+  // that deliver a warp's 128-byte store whole, agreed at creation: ll128_protocol.cuh).
   size_t directOffset;
   size_t directAreaBytes;
   size_t directLineAreaBytes;
   int directBlocks;
+  int directWideLines;
 };
 
 // A rank's workspace holds, for every source rank and channel, a ring of `slots` bulk slots of
@@ -128,6 +130,17 @@ struct DeviceComm {
 // data as twice as many bytes of flagged lines (see ll_protocol.cuh).
 constexpr size_t kLlChunkBytes = 32 << 10;
 constexpr size_t kLlDataPerLine = 8;  // data bytes of a 16-byte low-latency line
+constexpr size_t kLl128Bytes = 128;    // a wide line (ll128_protocol.cuh)
+constexpr size_t kLl128DataBytes = 120;  // and its data bytes
+
+// The largest operation (bytes as the direct engine counts them: direct_plan.h) that goes in 128-byte
+// lines where ALLOY_DIRECT_LL128_MAX_BYTES is not set, by the host's rank count: 4 MiB at 3 and 4 ranks,
+// where the lines beat bulk stores up to there on 4 x H200 and lost at 8 MB; none at 2 ranks, where they
+// lost, and none from 5 ranks on, where they have not been measured (docs/benchmarks.md, "Session 23").
+// The line areas are sized to hold it (ipc_transport.h); which operations take it: direct_plan.cc.
+ALLOY_HOST_DEVICE inline size_t directWideLinesDefaultTop(int nranks) {
+  return nranks == 3 || nranks == 4 ? size_t{4} << 20 : 0;
+}
 constexpr size_t kLlSlotBytes = 2 * kLlChunkBytes;
 
 // The flag a low-latency chunk's lines carry: 1 .. 2^32 - 1 from its sequence number, never the zero of

@@ -8,11 +8,14 @@ namespace {
 
 const direct::DirectKernels* const kAllKernels[] = {&direct::kBulkIntegerKernels, &direct::kBulkFloatingKernels,
                                                     &direct::kNarrowLinesIntegerKernels,
-                                                    &direct::kNarrowLinesFloatingKernels};
+                                                    &direct::kNarrowLinesFloatingKernels,
+                                                    &direct::kWideLinesIntegerKernels,
+                                                    &direct::kWideLinesFloatingKernels};
 
 const direct::DirectKernels& kernelsFor(int protocol, alloyDataType_t type) {
   const bool integer = familyOf(type) == TypeFamily::Integer;
   if (protocol == kDirectLines) return integer ? direct::kNarrowLinesIntegerKernels : direct::kNarrowLinesFloatingKernels;
+  if (protocol == kDirectWideLines) return integer ? direct::kWideLinesIntegerKernels : direct::kWideLinesFloatingKernels;
   return integer ? direct::kBulkIntegerKernels : direct::kBulkFloatingKernels;
 }
 

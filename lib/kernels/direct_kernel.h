@@ -4,7 +4,9 @@
 // chunk: an operation is one or two steps. Small operations travel as low-latency lines (ll_protocol.cuh:
 // every 8 data bytes carry the step's flag), so no fence is on their path; larger ones as bulk stores,
 // each step ended by one fence and a flag per block towards every peer (a fence at system scope costs a
-// few microseconds on H100, which lines avoid at the price of their flags).
+// few microseconds on H100, which lines avoid at the price of their flags), or, in the band where they beat
+// bulk (ALLOY_DIRECT_LL128_MAX_BYTES and its default: direct_plan.h) and where the links deliver a warp's
+// 128-byte store whole, as wide lines (ll128_protocol.cuh: 120 data bytes and a flag per 128).
 //
 // Reductions by parts larger than one area (two-shot, reduce-scatter, reduce) run in windows within the launch:
 // window k carries bytes [k * windowBytes, (k + 1) * windowBytes) of every part through half k % 2 of the
@@ -20,7 +22,7 @@
 // operation: the plan gives every rank a non-empty part. Every launch has all directBlocks blocks and each
 // counts the operations it ran (SignalLayout::directEpoch), so all agree on the generation, the count's
 // parity, and on the flags, which grow with the count. Lines have areas of their own, which start zeroed
-// and whose readers zero every line they read, so a line left from an older
+// and whose readers zero every line they read (both kinds of lines), so a line left from an older
 // operation, or bulk data, never shows the current flag.
 #pragma once
 
@@ -61,8 +63,9 @@ enum DirectAlgorithm : int {
 
 // How the data of a launch travels (all ranks choose alike: DirectPlan).
 enum DirectProtocol : int {
-  kDirectBulk = 0,   // bulk stores into the bulk areas, a fence and a flag per block and step
-  kDirectLines = 1,  // 16-byte lines of 8 data bytes in the line areas (slots of twice the bytes)
+  kDirectBulk = 0,       // bulk stores into the bulk areas, a fence and a flag per block and step
+  kDirectLines = 1,      // 16-byte lines of 8 data bytes in the line areas (slots of twice the bytes)
+  kDirectWideLines = 2,  // 128-byte lines of 120 data bytes in the line areas (DeviceComm::directWideLines)
 };
 
 struct DirectLaunch {
@@ -99,8 +102,8 @@ constexpr int kDirectMaxWindows = (1 << kDirectStepBits) - 2;
 static_assert(sizeof(DirectLaunch) <= 4096, "DirectLaunch must fit in kernel parameter space");
 
 // Enqueues comm.directBlocks blocks of the kernel for type on stream. type and op must be valid, and
-// nranks * slotStride at most comm.directAreaBytes, or comm.directLineAreaBytes for lines (checked by the
-// caller).
+// nranks * slotStride at most comm.directAreaBytes, or comm.directLineAreaBytes for lines, and wide lines
+// only where comm.directWideLines (checked by the caller).
 cudaError_t launchDirect(const DirectLaunch& launch, alloyDataType_t type, cudaStream_t stream);
 
 // How many blocks one SM of the current device holds at once of the kernel's most demanding datatype.

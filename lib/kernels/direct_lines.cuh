@@ -1,9 +1,8 @@
 // The direct engine's algorithms over lines, written against a Lines type (Word, kUnit, at, send, recv
 // with an optional forward, reduce, token, awaitToken) so that the line format stays apart from the
-// algorithms: direct_narrow_lines.cuh's 16-byte lines (128-byte lines were tried the same way:
-// docs/architecture.md, "The direct engine"). Steps are numbered 2 * epoch and 2 * epoch + 1 within the
-// block's epoch-th operation; the Lines type turns a step into its flag. Lines carry their own flags: a
-// block without a share has nothing to wait for.
+// algorithms: direct_narrow_lines.cuh's 16-byte lines and direct_wide_lines.cuh's 128-byte lines. Steps are
+// numbered 2 * epoch and 2 * epoch + 1 within the block's epoch-th operation; the Lines type turns a step
+// into its flag. Lines carry their own flags: a block without a share has nothing to wait for.
 #pragma once
 
 #include "block_copy.cuh"
@@ -201,8 +200,15 @@ struct LinesProtocol {
       case kDirectOneShot: return oneShotLines<P, T, Op>(a, generation, epoch);
       case kDirectAllGather:
       case kDirectAllToAll: return blockExchangeLines<P>(a, generation, epoch);
-      case kDirectBroadcast: return broadcastLines<P>(a, generation, epoch);
-      case kDirectBroadcastTwoShot: return broadcastTwoShotLines<P>(a, generation, epoch);
+      case kDirectBroadcast:
+      case kDirectBroadcastTwoShot:
+        // A line format without tokens and forwarding (the wide lines) is never planned for broadcasts.
+        if constexpr (P::kCarriesBroadcasts) {
+          return a.algorithm == kDirectBroadcast ? broadcastLines<P>(a, generation, epoch)
+                                                 : broadcastTwoShotLines<P>(a, generation, epoch);
+        } else {
+          return false;
+        }
       default: return byPartsLines<P, T, Op>(a, generation, epoch);
     }
   }

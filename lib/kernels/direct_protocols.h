@@ -21,6 +21,8 @@ extern const DirectKernels kBulkIntegerKernels;        // direct_bulk_integers.c
 extern const DirectKernels kBulkFloatingKernels;       // direct_bulk_floating.cu
 extern const DirectKernels kNarrowLinesIntegerKernels;   // direct_narrow_lines_integers.cu
 extern const DirectKernels kNarrowLinesFloatingKernels;  // direct_narrow_lines_floating.cu
+extern const DirectKernels kWideLinesIntegerKernels;   // direct_wide_lines_integers.cu
+extern const DirectKernels kWideLinesFloatingKernels;  // direct_wide_lines_floating.cu
 
 }  // namespace direct
 }  // namespace alloy

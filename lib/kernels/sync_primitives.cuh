@@ -105,6 +105,21 @@ __device__ inline bool spinUntil(const DeviceComm& c, int peer, Ready ready) {
   }
 }
 
+// spinUntil for a whole warp, whose every lane calls it together with a ready() that answers the same on
+// every lane (it may exchange values between lanes): lane 0 alone decides whether to give up, so that no
+// lane leaves the loop while the others still call ready().
+template <typename Ready>
+__device__ inline bool warpSpinUntil(const DeviceComm& c, int peer, Ready ready) {
+  if (ready()) return true;
+  const unsigned long long start = globalTimerNs();
+  for (unsigned spins = 1;; ++spins) {
+    if (ready()) return true;
+    if ((spins & 1023u) == 0 &&
+        __shfl_sync(0xffffffffu, (threadIdx.x & 31) == 0 && waitGivesUp(c, peer, start, spins), 0))
+      return false;
+  }
+}
+
 // Spins until *address >= target, a flag that `peer` raises (see spinUntil).
 __device__ inline bool waitAtLeast(const DeviceComm& c, int peer, const uint64_t* address, uint64_t target) {
   return spinUntil(c, peer, [&] { return loadAcquireSys(address) >= target; });

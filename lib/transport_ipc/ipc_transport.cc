@@ -61,6 +61,16 @@ int residentChannelLimit(const std::vector<EndpointBlob>& blobs) {
   return static_cast<int>(std::max(limit, 1ll));
 }
 
+size_t lineAreaBytes(size_t directAreaBytes, size_t wideLinesMaxBytes) {
+  const size_t narrow = directLineAreaBytes(directAreaBytes);
+  const size_t data = wideLinesMaxBytes < directAreaBytes ? wideLinesMaxBytes : directAreaBytes;
+  if (data == 0) return narrow;
+  // 128 bytes of lines per 120 of data, and a partial line at the end of every slot.
+  const size_t bytes = (data * kLl128Bytes + kLl128DataBytes - 1) / kLl128DataBytes + kMaxLocalRanks * kLl128Bytes;
+  const size_t wide = (bytes + 4095) & ~static_cast<size_t>(4095);
+  return wide > narrow ? wide : narrow;
+}
+
 namespace {
 
 // Blocks of the engine's kernels the current device holds at once.
@@ -93,7 +103,10 @@ alloyResult_t IpcTransport::prepare(int device, int nranks, long long timeoutMs,
   v.timeoutNs = static_cast<unsigned long long>(timeoutMs) * 1000000ull;
   v.directOffset = workspaceBytes(nranks, g.channels, g.slots, g.slotBytes);
   v.directAreaBytes = g.directAreaBytes;
-  v.directLineAreaBytes = directLineAreaBytes(g.directAreaBytes);
+  // Line areas that also hold the largest operation that may go in 128-byte lines: creation's
+  // ALLOY_DIRECT_LL128_MAX_BYTES, else the default band's top (0 at 2 ranks: the 16-byte lines' areas).
+  const long long wideTop = envInt("ALLOY_DIRECT_LL128_MAX_BYTES", static_cast<long long>(directWideLinesDefaultTop(nranks)), 0);
+  v.directLineAreaBytes = lineAreaBytes(g.directAreaBytes, static_cast<size_t>(wideTop));
   t->directBlocks_ = g.directBlocks;
   // Programmatic dependent launch needs compute capability 9.0; a local choice (peers need not agree).
   int major = 0;
@@ -127,6 +140,31 @@ alloyResult_t IpcTransport::prepare(int device, int nranks, long long timeoutMs,
   *out = std::move(t);
   return alloySuccess;
 }
+
+namespace {
+
+// Whether `device` reaches each GPU of `uuids` (16 bytes each) over a link that delivers a warp's 128-byte
+// store whole: its own GPU, or a peer with native atomics, which NVLink has and PCIe does not (NVML would
+// name the link; this asks only the CUDA runtime). False for a GPU this process cannot see.
+alloyResult_t gpusCarryWideLines(int device, const std::vector<const uint8_t*>& uuids, bool* carry) {
+  int count = 0;
+  ALLOY_CUDA_TRY(cudaGetDeviceCount(&count));
+  std::vector<cudaDeviceProp> props(static_cast<size_t>(count));
+  for (int d = 0; d < count; ++d) ALLOY_CUDA_TRY(cudaGetDeviceProperties(&props[d], d));
+  *carry = true;
+  for (const uint8_t* uuid : uuids) {
+    int found = -1;
+    for (int d = 0; d < count && found < 0; ++d)
+      if (std::memcmp(props[d].uuid.bytes, uuid, sizeof(props[d].uuid.bytes)) == 0) found = d;
+    int atomics = found == device ? 1 : 0;
+    if (found >= 0 && found != device)
+      ALLOY_CUDA_TRY(cudaDeviceGetP2PAttribute(&atomics, cudaDevP2PAttrNativeAtomicSupported, device, found));
+    *carry = *carry && atomics != 0;
+  }
+  return alloySuccess;
+}
+
+}  // namespace
 
 alloyResult_t IpcTransport::connect(const std::vector<EndpointBlob>& blobs, int myRank) {
   DeviceComm& v = view_;
@@ -174,6 +212,10 @@ alloyResult_t IpcTransport::connect(const std::vector<EndpointBlob>& blobs, int 
                                 myRank, limit, v.channels, blobs[myRank].residentBlocks);
     v.channels = limit;
   }
+  std::vector<const uint8_t*> peerGpus;
+  for (int r = 0; r < v.nranks; ++r)
+    if (r != myRank) peerGpus.push_back(blobs[r].gpuUuid);
+  ALLOY_TRY(gpusCarryWideLines(device_, peerGpus, &wideLinesHere_));
   // At most as wide as the widest launch of the other kernels, which is resident (above).
   v.directBlocks = static_cast<int>(std::min<long long>(directBlocks_, (2ll * v.nranks - 1) * v.channels));
   return alloySuccess;

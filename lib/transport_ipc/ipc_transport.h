@@ -18,6 +18,11 @@ namespace alloy {
 // run their kernels side by side). At least 1.
 int residentChannelLimit(const std::vector<EndpointBlob>& blobs);
 
+// Bytes of each of the direct engine's line areas for bulk areas of directAreaBytes: what the 16-byte lines
+// need (directLineAreaBytes), or room for operations of up to wideLinesMaxBytes (at most a bulk area's) as
+// 128-byte lines of 120 data bytes, whichever is more.
+size_t lineAreaBytes(size_t directAreaBytes, size_t wideLinesMaxBytes);
+
 class IpcTransport final : public LocalTransport {
  public:
   // Allocates the workspace and signal area on the current device for the nranks ranks of this host, and
@@ -36,6 +41,8 @@ class IpcTransport final : public LocalTransport {
   // Raises the abort in the host flag and the device word (see DeviceComm::abortWord).
   void abort() override;
   alloyResult_t setSequencesForTest(uint64_t value) override;
+  bool linksCarryWideLines() const override { return wideLinesHere_; }
+  void enableWideLines(bool enable) override { view_.directWideLines = enable ? 1 : 0; }
 
   IpcTransport(const IpcTransport&) = delete;
   IpcTransport& operator=(const IpcTransport&) = delete;
@@ -49,6 +56,7 @@ class IpcTransport final : public LocalTransport {
   DeviceComm view_{};
   size_t lowLatencyMaxBytes_ = 0;
   int directBlocks_ = 0;              // ALLOY_DIRECT_BLOCKS, before connect() bounds it by residency
+  bool wideLinesHere_ = false;        // connect(): this rank's links to every peer carry wide lines
   void* workspace_ = nullptr;         // this rank's, cudaMalloc
   void* signals_ = nullptr;           // this rank's, cudaMalloc
   FaultRecord* fault_ = nullptr;      // cudaHostAlloc, mapped (DeviceComm::fault is its device address)

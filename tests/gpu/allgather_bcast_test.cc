@@ -174,11 +174,28 @@ TEST_F(Broadcast, InPartsBetweenHosts) {
   }
 }
 
-// Small ones through the direct engine (by default) and over the rings (ALLOY_DIRECT_MAX_BYTES=0).
+// The ways an all-gather inside a host runs: the direct engine's 16-byte lines for small ones and the
+// rings above them (the defaults), 128-byte lines at every size (ALLOY_DIRECT_LL_MAX_BYTES=0 and
+// ALLOY_DIRECT_LL128_MAX_BYTES unlimited; where the links carry no wide lines, the rings), and the rings
+// alone (ALLOY_DIRECT_MAX_BYTES=0).
+struct AllGatherEngine {
+  const char* name;
+  size_t linesMax, wideLinesMax, directMax;
+};
+constexpr size_t kUnlimited = size_t{1} << 62;
+constexpr AllGatherEngine kAllGatherEngines[] = {
+    {"direct engine", size_t{1} << 20, 0, kUnlimited},
+    {"direct engine, wide lines only", 0, kUnlimited, kUnlimited},
+    {"rings", size_t{1} << 20, 0, 0},
+};
+
 TEST_F(AllGather, EveryDatatypeAndCount) {
   uint64_t tag = 0;
-  for (const size_t directMax : {size_t{1} << 62, size_t{0}}) {
-    ScopedEnv engine("ALLOY_DIRECT_MAX_BYTES", directMax);
+  for (const AllGatherEngine& e : kAllGatherEngines) {
+    SCOPED_TRACE(e.name);
+    ScopedEnv engine("ALLOY_DIRECT_MAX_BYTES", e.directMax);
+    ScopedEnv lines("ALLOY_DIRECT_LL_MAX_BYTES", e.linesMax);
+    ScopedEnv wide("ALLOY_DIRECT_LL128_MAX_BYTES", e.wideLinesMax);
     for (alloyDataType_t type : kAllTypes)
       for (size_t count : {size_t{0}, size_t{1}, size_t{7}, size_t{1001}, size_t{70001}}) allgather(count, type, ++tag);
   }
@@ -188,8 +205,11 @@ TEST_F(AllGather, EveryDatatypeAndCount) {
 
 TEST_F(AllGather, InPlaceAndUnaligned) {
   uint64_t tag = 0;
-  for (const size_t directMax : {size_t{1} << 62, size_t{0}}) {
-    ScopedEnv engine("ALLOY_DIRECT_MAX_BYTES", directMax);
+  for (const AllGatherEngine& e : kAllGatherEngines) {
+    SCOPED_TRACE(e.name);
+    ScopedEnv engine("ALLOY_DIRECT_MAX_BYTES", e.directMax);
+    ScopedEnv lines("ALLOY_DIRECT_LL_MAX_BYTES", e.linesMax);
+    ScopedEnv wide("ALLOY_DIRECT_LL128_MAX_BYTES", e.wideLinesMax);
     for (size_t count : {size_t{1}, size_t{1001}, size_t{300001}}) {
       allgather(count, alloyFloat32, ++tag, {0, 0, true});
       allgather(count, alloyInt8, ++tag, {3, 3, true});

@@ -286,9 +286,10 @@ GraphCase CudaGraph::reduceCase(size_t count, int root) {
 }
 
 // Every allreduce algorithm, chosen at capture time through ALLOY_ALLREDUCE_ONESHOT_MAX_BYTES,
-// ALLOY_DIRECT_MAX_BYTES, ALLOY_DIRECT_LL_MAX_BYTES and ALLOY_ALLREDUCE_DOUBLING (set alike on every
-// rank): one-shot and reduce-scatter + all-gather, each through the direct engine (in bulk and in
-// low-latency lines) and over the rings, and between hosts
+// ALLOY_DIRECT_MAX_BYTES, ALLOY_DIRECT_LL_MAX_BYTES, ALLOY_DIRECT_LL128_MAX_BYTES and
+// ALLOY_ALLREDUCE_DOUBLING (set alike on every rank): one-shot and reduce-scatter + all-gather, each through
+// the direct engine (in bulk, in 16-byte lines and in 128-byte lines where the links carry them) and over
+// the rings, and between hosts
 // recursive doubling (on one host the last is one-shot again). The direct engine's generations come from
 // counters in memory, so 300 replays alternate them as eager calls would.
 TEST_F(CudaGraph, AllReduceReplayed) {
@@ -298,19 +299,22 @@ TEST_F(CudaGraph, AllReduceReplayed) {
     const char* oneShotMax;
     const char* directMax;
     const char* directLowLatencyMax;
+    const char* directWideLinesMax;
     const char* doubling;
   };
   const char* kAll = "4611686018427387904";
-  const Choice choices[] = {{kAll, kAll, "0", "0"}, {"0", kAll, "0", "0"},  {kAll, kAll, kAll, "0"},
-                            {"0", kAll, kAll, "0"}, {kAll, "0", "0", "0"},  {"0", "0", "0", "0"},
-                            {kAll, kAll, "0", "1"}};
+  const Choice choices[] = {{kAll, kAll, "0", "0", "0"},  {"0", kAll, "0", "0", "0"},  {kAll, kAll, kAll, "0", "0"},
+                            {"0", kAll, kAll, "0", "0"},  {kAll, kAll, "0", kAll, "0"}, {"0", kAll, "0", kAll, "0"},
+                            {kAll, "0", "0", "0", "0"},   {"0", "0", "0", "0", "0"},    {kAll, kAll, "0", "0", "1"}};
   for (const Choice& choice : choices) {
     SCOPED_TRACE(std::string("ALLOY_ALLREDUCE_ONESHOT_MAX_BYTES=") + choice.oneShotMax + " ALLOY_DIRECT_MAX_BYTES=" +
                  choice.directMax + " ALLOY_DIRECT_LL_MAX_BYTES=" + choice.directLowLatencyMax +
+                 " ALLOY_DIRECT_LL128_MAX_BYTES=" + choice.directWideLinesMax +
                  " ALLOY_ALLREDUCE_DOUBLING=" + choice.doubling);
     ScopedEnv oneShotMax("ALLOY_ALLREDUCE_ONESHOT_MAX_BYTES", choice.oneShotMax);
     ScopedEnv directMax("ALLOY_DIRECT_MAX_BYTES", choice.directMax);
     ScopedEnv directLowLatencyMax("ALLOY_DIRECT_LL_MAX_BYTES", choice.directLowLatencyMax);
+    ScopedEnv directWideLinesMax("ALLOY_DIRECT_LL128_MAX_BYTES", choice.directWideLinesMax);
     ScopedEnv doubling("ALLOY_ALLREDUCE_DOUBLING", choice.doubling);
     GraphCase c;
     c.sendBytes = bytes;

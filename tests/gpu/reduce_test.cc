@@ -4,6 +4,7 @@
 // place, roots other than 0, and 100 operations back to back. Results are checked against a
 // host reference (reduce_reference.h); allreduce results must also be bit-identical on every rank.
 #include <algorithm>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <string>
@@ -48,9 +49,14 @@ class DirectLowLatencyMax : public ScopedEnv {
  public:
   explicit DirectLowLatencyMax(size_t bytes) : ScopedEnv("ALLOY_DIRECT_LL_MAX_BYTES", bytes) {}
 };
-enum class Engine { DirectLines, DirectBulk, Rings };
+// ALLOY_DIRECT_LL128_MAX_BYTES: the same for the 128-byte lines, where the links carry them.
+class DirectWideLinesMax : public ScopedEnv {
+ public:
+  explicit DirectWideLinesMax(size_t bytes) : ScopedEnv("ALLOY_DIRECT_LL128_MAX_BYTES", bytes) {}
+};
+enum class Engine { DirectLines, DirectWideLines, DirectBulk, Rings };
 const char* engineName(Engine e) {
-  const char* names[] = {"direct lines", "direct bulk", "rings"};
+  const char* names[] = {"direct lines", "direct wide lines", "direct bulk", "rings"};
   return names[static_cast<int>(e)];
 }
 // Sends reductions to one engine and protocol (the direct engine's where its areas hold the size).
@@ -58,11 +64,13 @@ class EngineForced {
  public:
   explicit EngineForced(Engine e)
       : direct_(e == Engine::Rings ? 0 : kNever),
-        lines_(e == Engine::DirectLines ? kNever : 0) {}
+        lines_(e == Engine::DirectLines ? kNever : 0),
+        wide_(e == Engine::DirectWideLines ? kNever : 0) {}
 
  private:
   DirectMax direct_;
   DirectLowLatencyMax lines_;
+  DirectWideLinesMax wide_;
 };
 
 class Reductions : public CommTest {
@@ -154,11 +162,22 @@ class Reductions : public CommTest {
   // The most data bytes of one rank's slot when nranks slots share an area, per protocol.
   size_t directSlotDataBytes(Engine e) const {
     const size_t room = directAreaBytes(e != Engine::DirectBulk) / nranks;
-    return e == Engine::DirectLines ? room / 16 * alloy::kLlDataPerLine : room / 16 * 16;
+    return e == Engine::DirectLines       ? room / 16 * alloy::kLlDataPerLine
+           : e == Engine::DirectWideLines ? room / alloy::kLl128Bytes * alloy::kLl128DataBytes
+                                          : room / 16 * 16;
   }
-  // The direct engine's protocols.
-  static std::vector<Engine> directProtocols() { return {Engine::DirectLines, Engine::DirectBulk}; }
-
+  // Whether the links of this host carry the 128-byte lines (else they go in bulk); says so when not.
+  bool wideLinesHere() const {
+    const bool here = comm->local->deviceComm().directWideLines != 0;
+    if (!here && rank == 0) std::printf("[alloy] note: this host's GPU links do not carry 128-byte lines\n");
+    return here;
+  }
+  // The direct engine's protocols that this host runs.
+  std::vector<Engine> directProtocols() const {
+    std::vector<Engine> all{Engine::DirectLines, Engine::DirectBulk};
+    if (wideLinesHere()) all.insert(all.begin() + 1, Engine::DirectWideLines);
+    return all;
+  }
   // Parts larger than an area run in windows through its halves (direct_kernel.h). On a communicator with
   // 1 MiB areas (withSmallDirectAreas) a window carries
   // 1 MiB / (2 nranks) of every part, so a few MB take many windows: parts 16 bytes over a full slot (the
@@ -194,7 +213,8 @@ class Reductions : public CommTest {
 class AllReduce : public Reductions {
  protected:
   // Runs body(parts) once per allreduce algorithm, each forced in turn through the direct engine (where
-  // its areas hold the size) in 16-byte lines and in bulk, and over the rings: one-shot (parts = 1), then reduce-scatter + all-gather (parts = nranks); the bytes
+  // its areas hold the size) in 16-byte lines, 128-byte lines (where the links carry them) and bulk, and
+  // over the rings: one-shot (parts = 1), then reduce-scatter + all-gather (parts = nranks); the bytes
   // per peer of a count are count * size / parts.
   template <typename Body>
   void forEachAlgorithm(Body body) {
@@ -261,6 +281,7 @@ TEST_F(AllReduce, DirectAreaEdges) {
     for (const bool oneShot : {true, false}) {
       SCOPED_TRACE(std::string(engineName(engine)) + (oneShot ? " one-shot" : " two-shot"));
       DirectLowLatencyMax lines(engine == Engine::DirectLines ? kNever : 0);
+      DirectWideLinesMax wide(engine == Engine::DirectBulk ? 0 : kNever);
       OneShotMax force(oneShot ? kNever : 0);
       const size_t perRank = directSlotDataBytes(engine) / 4;  // int32 elements of a full slot
       const size_t fits = oneShot ? perRank : perRank * nranks;
@@ -365,37 +386,53 @@ TEST_F(AllReduce, BothProtocols) {
 // Bulk data left in the direct engine's areas must never pass for lines, which carry their flags beside
 // their data: an allreduce in bulk whose every word is the flag that an allreduce in lines two operations
 // later (the same generation of the areas) waits for, one in between, then that one, checked against the
-// reference. (When lines and bulk shared the areas, a receiver could take the
+// reference; for both kinds of lines. (When lines and bulk shared the areas, a receiver could take the
 // stale words for the peers' lines.)
 TEST_F(AllReduce, LinesNeverTakeBulkDataForTheirFlags) {
   if (const char* why = withoutDirectEngine()) GTEST_SKIP() << why;
-  CUDA_ASSERT_OK(cudaStreamSynchronize(stream));
-  uint64_t epoch = 0;
-  const uint64_t* epochs = comm->local->deviceComm().signals[rank] + alloy::SignalLayout::directEpoch(0);
-  CUDA_ASSERT_OK(cudaMemcpy(&epoch, epochs, sizeof epoch, cudaMemcpyDeviceToHost));
-  const uint32_t flag = alloy::llFlag(2 * (epoch + 2));  // step 1's flag two operations on
-  {
-    EngineForced bulk(Engine::DirectBulk);
-    OneShotMax oneShot(kNever);
-    const size_t count = directAreaBytes() / nranks / 4;  // a full slot: it covers every line slot below
-    std::vector<uint8_t> looksLikeLines(count * 4);
-    for (size_t i = 0; i < count; ++i) std::memcpy(looksLikeLines.data() + 4 * i, &flag, 4);
-    DeviceBuffer buffer(count * 4);
-    ASSERT_TRUE(allRanksOk(buffer.ok()));
-    buffer.upload(looksLikeLines, 0, stream);
-    ALLOY_EXPECT_OK(alloyAllReduce(buffer.get(), buffer.get(), count, alloyInt32, alloyMax, comm, stream));
+  std::vector<Engine> lineKinds{Engine::DirectLines};
+  if (wideLinesHere()) lineKinds.push_back(Engine::DirectWideLines);
+  uint64_t tag = 0;
+  for (const Engine kind : lineKinds) {
+    SCOPED_TRACE(engineName(kind));
     CUDA_ASSERT_OK(cudaStreamSynchronize(stream));
+    uint64_t epoch = 0;
+    const uint64_t* epochs = comm->local->deviceComm().signals[rank] + alloy::SignalLayout::directEpoch(0);
+    CUDA_ASSERT_OK(cudaMemcpy(&epoch, epochs, sizeof epoch, cudaMemcpyDeviceToHost));
+    // Step 1's flag two operations on: 32 bits in every 4 bytes, or 64 in every 8.
+    const uint64_t step = 2 * (epoch + 2);
+    const uint32_t narrowFlag = alloy::llFlag(step);
+    const uint64_t wideFlag = step + 1;
+    {
+      EngineForced bulk(Engine::DirectBulk);
+      OneShotMax oneShot(kNever);
+      const size_t count = directAreaBytes() / nranks / 8 * 2;  // a full slot: it covers every line slot below
+      std::vector<uint8_t> looksLikeLines(count * 4);
+      for (size_t i = 0; i < count; i += 2) {
+        if (kind == Engine::DirectLines) {
+          std::memcpy(looksLikeLines.data() + 4 * i, &narrowFlag, 4);
+          std::memcpy(looksLikeLines.data() + 4 * i + 4, &narrowFlag, 4);
+        } else {
+          std::memcpy(looksLikeLines.data() + 4 * i, &wideFlag, 8);
+        }
+      }
+      DeviceBuffer buffer(count * 4);
+      ASSERT_TRUE(allRanksOk(buffer.ok()));
+      buffer.upload(looksLikeLines, 0, stream);
+      ALLOY_EXPECT_OK(alloyAllReduce(buffer.get(), buffer.get(), count, alloyInt32, alloyMax, comm, stream));
+      CUDA_ASSERT_OK(cudaStreamSynchronize(stream));
+    }
+    EngineForced lines(kind);
+    OneShotMax oneShot(kNever);
+    run(Coll::AllReduce, {1001, alloyInt32, alloySum}, ++tag);   // the other generation
+    run(Coll::AllReduce, {65536, alloyInt32, alloySum}, ++tag);  // in the bulk operation's generation
   }
-  EngineForced lines(Engine::DirectLines);
-  OneShotMax oneShot(kNever);
-  run(Coll::AllReduce, {1001, alloyInt32, alloySum}, 1);   // the other generation
-  run(Coll::AllReduce, {65536, alloyInt32, alloySum}, 2);  // in the bulk operation's generation
 }
 
 // 100 allreduces and small reduces enqueued with no host synchronisation; before each, a stream-ordered
 // copy refills the same send buffer, so an operation that read its input late or ran ahead of the copy is
 // caught. Allreduce sizes alternate between one-shot and reduce-scatter + all-gather, through the direct
-// engine (its two generations of staging in turn, in low-latency lines and in bulk), and every 25th is
+// engine (its two generations of staging in turn, in 16-byte lines, in 128-byte lines and in bulk), and every 25th is
 // larger than the engine's areas and runs over the rings in between; every third operation is a small
 // reduce to a root that moves from rank to rank (the one-shot over lines whose result only the root keeps:
 // its ranks must not run ahead of a peer any more than an allreduce's), whose result the other ranks leave
@@ -405,7 +442,7 @@ TEST_F(AllReduce, HundredBackToBackWithoutSync) {
   const alloyDataType_t type = alloyInt32;
   const size_t threshold = alloy::allreduceOneShotMaxBytes(nranks) / 4;
   const size_t overArea = directAreaBytes() / 4 + 1;  // int32 elements that no area holds
-  const size_t bulk = alloy::directLowLatencyMaxBytes() / 4 + 1;  // direct, in bulk, where the area holds it
+  const size_t medium = alloy::directLowLatencyMaxBytes() / 4 + 1;  // direct, in wide lines or bulk
   Rng shape(streamOf(seed, 1000));
   std::vector<size_t> counts(kIterations), offsets(kIterations + 1, 0);
   size_t largest = 0;
@@ -415,7 +452,7 @@ TEST_F(AllReduce, HundredBackToBackWithoutSync) {
     counts[i] = isReduce(i)    ? shape.range(1, 5000)
                 : i % 25 == 24 ? overArea + shape.range(1, 70000)
                 : i % 10 == 9  ? threshold + shape.range(1, 70000)
-                : i % 10 == 4  ? bulk + shape.range(1, 70000)
+                : i % 10 == 4  ? medium + shape.range(1, 70000)
                                : shape.range(1, 5000);
     offsets[i + 1] = offsets[i] + counts[i] * 4;
     largest = std::max(largest, counts[i] * 4);
@@ -434,6 +471,7 @@ TEST_F(AllReduce, HundredBackToBackWithoutSync) {
   recv.poison(stream);
   for (int i = 0; i < kIterations; ++i) {
     CUDA_EXPECT_OK(cudaMemcpyAsync(send.get(), staging.get() + offsets[i], counts[i] * 4, cudaMemcpyDeviceToDevice, stream));
+    DirectWideLinesMax wide(i % 20 == 14 ? 0 : kNever);  // every other medium one in bulk
     uint8_t* into = recv.get() + offsets[i];
     const alloyResult_t r = isReduce(i) ? alloyReduce(send.get(), into, counts[i], type, alloySum, rootOf(i), comm, stream)
                                         : alloyAllReduce(send.get(), into, counts[i], type, alloySum, comm, stream);
@@ -543,6 +581,7 @@ TEST_F(ReduceScatter, DirectAreaEdges) {
   for (const Engine engine : directProtocols()) {
     SCOPED_TRACE(engineName(engine));
     DirectLowLatencyMax lines(engine == Engine::DirectLines ? kNever : 0);
+    DirectWideLinesMax wide(engine == Engine::DirectBulk ? 0 : kNever);
     const size_t fits = directSlotDataBytes(engine) / 4;
     for (size_t count : {fits, fits + 1}) {
       run(Coll::ReduceScatter, {count, alloyInt32, alloySum}, ++tag);

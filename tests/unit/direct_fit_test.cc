@@ -1,11 +1,14 @@
 // The direct engine's choice of protocol and slot (fitDirect, lib/coll/direct_plan.h): which operations it
-// takes, in lines or in bulk, and where it refuses them; and its windows for parts beyond an area
-// (windowsFor); against slot sizes worked out here by hand.
+// takes, in 16-byte lines, 128-byte lines or in bulk, and where it refuses them; the 128-byte lines'
+// default band; and its windows for parts beyond an area (windowsFor); against slot sizes worked out here by
+// hand.
 #include <gtest/gtest.h>
 
 #include <cstddef>
 
+#include "algorithm.h"
 #include "direct_plan.h"
+#include "ipc_transport.h"
 
 namespace {
 
@@ -15,6 +18,7 @@ using alloy::DirectLimits;
 using alloy::fitDirect;
 using alloy::kDirectBulk;
 using alloy::kDirectLines;
+using alloy::kDirectWideLines;
 
 constexpr size_t kMiB = size_t{1} << 20;
 constexpr size_t kNoLimit = ~size_t{0};
@@ -30,6 +34,21 @@ DeviceComm fourRanks() {
 }
 
 DirectLimits limits(size_t linesMax, size_t directMax = kNoLimit) { return DirectLimits{linesMax, directMax, 0}; }
+
+// The same host where every pair of GPUs carries 128-byte lines, its line areas sized as the transport sizes
+// them for lines of up to wideTop bytes; and limits that allow those lines up to wideLinesMax.
+DeviceComm fourRanksWithWideLines(size_t wideTop) {
+  DeviceComm c = fourRanks();
+  c.directLineAreaBytes = alloy::lineAreaBytes(c.directAreaBytes, wideTop);
+  c.directWideLines = 1;
+  return c;
+}
+DirectLimits wideLimits(size_t linesMax, size_t wideLinesMax) {
+  DirectLimits l = limits(linesMax);
+  l.wideLinesMax = wideLinesMax;
+  return l;
+}
+size_t wideSlot(size_t bytes) { return (bytes + 119) / 120 * 128; }  // whole lines of 120 data bytes
 
 TEST(DirectFit, SmallOneShotTravelsAsLinesOfTwiceItsBytesRoundedToWholeLines) {
   const size_t bytes = 13;  // 2 lines of 8 data bytes: 32 bytes of lines
@@ -152,6 +171,81 @@ TEST(DirectFit, LineAreasAreHalfTheBulkAreasUpToFourMiB) {
   EXPECT_EQ(alloy::directLineAreaBytes(2 * kMiB), 1 * kMiB);
   EXPECT_EQ(alloy::directLineAreaBytes(12288), 4096u);  // whole 4 KiB pages
   EXPECT_EQ(alloy::directLineAreaBytes(0), 0u);
+}
+
+// Above the 16-byte lines' limit and up to the 128-byte lines' own, where the links carry them: slots of whole
+// 128-byte lines; larger, or where the links do not carry them, bulk.
+TEST(DirectFit, AboveTheLinesLimitGoesAsWideLinesWhereTheLinksCarryThem) {
+  const size_t parts[4] = {kMiB, kMiB, kMiB, kMiB};  // a 4 MiB two-shot allreduce: 8739 lines per part
+  DirectFit fit = fitDirect(fourRanksWithWideLines(4 * kMiB), parts, 4, 4 * kMiB, wideLimits(kMiB, 4 * kMiB));
+  EXPECT_TRUE(fit.fits);
+  EXPECT_EQ(fit.protocol, kDirectWideLines);
+  EXPECT_EQ(fit.slotStride, 8739u * 128);
+  EXPECT_EQ(fit.slotStride, wideSlot(kMiB));
+  fit = fitDirect(fourRanksWithWideLines(4 * kMiB), parts, 4, 4 * kMiB, wideLimits(kMiB, 4 * kMiB - 1));
+  EXPECT_EQ(fit.protocol, kDirectBulk);
+  EXPECT_EQ(fit.slotStride, kMiB);
+  DeviceComm pcie = fourRanksWithWideLines(4 * kMiB);
+  pcie.directWideLines = 0;
+  fit = fitDirect(pcie, parts, 4, 4 * kMiB, wideLimits(kMiB, 4 * kMiB));
+  EXPECT_EQ(fit.protocol, kDirectBulk);
+  // At or below the 16-byte lines' limit those still go first.
+  const size_t small = 4096;
+  EXPECT_EQ(fitDirect(fourRanksWithWideLines(4 * kMiB), &small, 1, small, wideLimits(kMiB, 4 * kMiB)).protocol,
+            kDirectLines);
+}
+
+// Line areas sized for 16-byte lines alone (4 MiB) do not hold a 4 MiB two-shot as 128-byte lines (4 slots of
+// 8739 lines are 4.27 MiB): the operation goes in bulk rather than overrunning them.
+TEST(DirectFit, WideLinesThatDoNotFitTheLineAreasGoInBulk) {
+  const size_t parts[4] = {kMiB, kMiB, kMiB, kMiB};
+  DeviceComm narrowAreas = fourRanksWithWideLines(0);
+  EXPECT_EQ(narrowAreas.directLineAreaBytes, 4 * kMiB);
+  const DirectFit fit = fitDirect(narrowAreas, parts, 4, 4 * kMiB, wideLimits(kMiB, 4 * kMiB));
+  EXPECT_TRUE(fit.fits);
+  EXPECT_EQ(fit.protocol, kDirectBulk);
+}
+
+// The default band (no ALLOY_DIRECT_LL128_MAX_BYTES): at 3 and 4 ranks the two-shot allreduce up to 4 MiB and
+// the reduce-scatter up to 2 MiB; nothing for the other algorithms, at 2 ranks, or from 5 ranks on.
+TEST(DirectFit, WideLinesDefaultBandByAlgorithmAndRankCount) {
+  for (int n : {3, 4}) {
+    EXPECT_EQ(alloy::defaultWideLinesMax(alloy::kDirectTwoShot, n), 4 * kMiB) << n << " ranks";
+    EXPECT_EQ(alloy::defaultWideLinesMax(alloy::kDirectReduceScatter, n), 2 * kMiB) << n << " ranks";
+    for (alloy::DirectAlgorithm a : {alloy::kDirectOneShot, alloy::kDirectAllGather, alloy::kDirectReduce,
+                                     alloy::kDirectAllToAll, alloy::kDirectBroadcast, alloy::kDirectBroadcastTwoShot})
+      EXPECT_EQ(alloy::defaultWideLinesMax(a, n), 0u) << n << " ranks, algorithm " << a;
+  }
+  for (int n : {1, 2, 5, 8}) {
+    EXPECT_EQ(alloy::defaultWideLinesMax(alloy::kDirectTwoShot, n), 0u) << n << " ranks";
+    EXPECT_EQ(alloy::defaultWideLinesMax(alloy::kDirectReduceScatter, n), 0u) << n << " ranks";
+  }
+}
+
+// The transport's line areas hold the default band's top as 128-byte lines at every rank count it covers,
+// whatever the parts' rounding: a two-shot of 4 MiB split as partOf splits it, 3 and 4 ranks, with the bulk
+// areas of those counts (32 MiB) and the 8 MiB of withSmallDirectAreas-like hosts; ALLOY_DIRECT_LL128_MAX_BYTES
+// larger than a bulk area sizes them for a bulk area's data only.
+TEST(DirectFit, TheLineAreasHoldTheDefaultBandAsWideLines) {
+  for (int n : {3, 4})
+    for (size_t area : {32 * kMiB, 8 * kMiB}) {
+      DeviceComm c = fourRanks();
+      c.nranks = n;
+      c.directAreaBytes = area;
+      c.directLineAreaBytes = alloy::lineAreaBytes(area, alloy::directWideLinesDefaultTop(n));
+      c.directWideLines = 1;
+      const size_t top = alloy::directWideLinesDefaultTop(n), count = top / 4;
+      size_t parts[8];
+      for (int p = 0; p < n; ++p) parts[p] = alloy::partOf(count, 4, n, p).count * 4;
+      const DirectFit fit = fitDirect(c, parts, n, top, wideLimits(kMiB, top));
+      EXPECT_TRUE(fit.fits) << n << " ranks, " << area << "-byte areas";
+      EXPECT_EQ(fit.protocol, kDirectWideLines) << n << " ranks, " << area << "-byte areas";
+    }
+  EXPECT_EQ(alloy::lineAreaBytes(8 * kMiB, 0), 4 * kMiB);            // 16-byte lines only
+  EXPECT_EQ(alloy::lineAreaBytes(8 * kMiB, kMiB), 4 * kMiB);         // wide lines of 1 MiB need less
+  EXPECT_EQ(alloy::lineAreaBytes(8 * kMiB, 64 * kMiB), alloy::lineAreaBytes(8 * kMiB, 8 * kMiB));
+  EXPECT_GE(alloy::lineAreaBytes(8 * kMiB, 8 * kMiB), wideSlot(8 * kMiB));
+  EXPECT_EQ(alloy::lineAreaBytes(8 * kMiB, 8 * kMiB) % 4096, 0u);
 }
 
 }  // namespace

@@ -141,6 +141,7 @@ void fillEngineSettings(int nranks, EndpointBlob* blob) {
   blob->engineLowLatencyMaxBytes = g.lowLatencyMaxBytes;
   blob->engineDirectAreaBytes = g.directAreaBytes;
   blob->engineDirectBlocks = static_cast<uint32_t>(g.directBlocks);
+  blob->engineDirectWideLinesBytes = g.directWideLinesBytes;
   const net::NetGeometry n = net::netGeometry();
   blob->netSlots = static_cast<uint32_t>(n.slots);
   blob->netSlotBytes = n.slotBytes;
@@ -164,6 +165,8 @@ alloyResult_t checkEngineSettingsAgree(const std::vector<EndpointBlob>& blobs) {
       {"ALLOY_LL_MAX_BYTES", false, [](const EndpointBlob& b) -> uint64_t { return b.engineLowLatencyMaxBytes; }},
       {"ALLOY_DIRECT_BYTES", false, [](const EndpointBlob& b) -> uint64_t { return b.engineDirectAreaBytes; }},
       {"ALLOY_DIRECT_BLOCKS", false, [](const EndpointBlob& b) -> uint64_t { return b.engineDirectBlocks; }},
+      {"ALLOY_DIRECT_LL128_MAX_BYTES", false,
+       [](const EndpointBlob& b) -> uint64_t { return b.engineDirectWideLinesBytes; }},
       {"ALLOY_NET_SLOTS", true, [](const EndpointBlob& b) -> uint64_t { return b.netSlots; }},
       {"ALLOY_NET_SLOT_BYTES", true, [](const EndpointBlob& b) -> uint64_t { return b.netSlotBytes; }},
       {"ALLOY_NET_STAGING_BYTES", true, [](const EndpointBlob& b) -> uint64_t { return b.netStagingBytes; }},

@@ -38,7 +38,8 @@ struct EndpointBlob {
   uint64_t workspaceAddress;
   uint64_t signalAddress;
   // The GPU engine's settings as this rank read them from the environment (ALLOY_CHANNELS, ALLOY_SLOTS,
-  // ALLOY_SLOT_BYTES, ALLOY_LL_MAX_BYTES, ALLOY_DIRECT_BYTES, ALLOY_DIRECT_BLOCKS): sender and receiver must cut and flag chunks alike, so every
+  // ALLOY_SLOT_BYTES, ALLOY_LL_MAX_BYTES, ALLOY_DIRECT_BYTES, ALLOY_DIRECT_BLOCKS, ALLOY_DIRECT_LL128_MAX_BYTES):
+  // sender and receiver must cut and flag chunks alike and place them at the same offsets, so every
   // rank must hold the same values; creation compares them (all ranks, host-only ones too).
   uint32_t engineChannels;
   uint32_t engineSlots;
@@ -46,6 +47,7 @@ struct EndpointBlob {
   uint64_t engineLowLatencyMaxBytes;
   uint64_t engineDirectAreaBytes;
   uint32_t engineDirectBlocks;
+  uint64_t engineDirectWideLinesBytes;
   // The network's staging geometry (ALLOY_NET_SLOTS, ALLOY_NET_SLOT_BYTES, ALLOY_NET_EAGER_BYTES) and
   // budget (ALLOY_NET_STAGING_BYTES), compared across all ranks: they decide the capacity and the eager
   // slots every rank must agree on.

@@ -22,11 +22,16 @@ struct EngineGeometry {
   size_t lowLatencyMaxBytes;  // sends and receives up to this size per peer use the low-latency protocol
   size_t directAreaBytes;     // each of the direct engine's four staging areas (direct_kernel.h); 0: none
   int directBlocks;           // blocks of every launch of the direct engine
+  // The largest operation the line areas hold as 128-byte lines: ALLOY_DIRECT_LL128_MAX_BYTES as creation
+  // reads it, else the default band's top (directWideLinesDefaultTop). It sizes the line areas, whose
+  // offsets every peer computes alike, so it must be equal on every rank of a host.
+  size_t directWideLinesBytes;
 };
 
 // Channels, slots, slot size, protocol threshold and direct staging for nranks ranks of one host:
 // defaults tuned for NVLink, overridable by ALLOY_CHANNELS, ALLOY_SLOTS, ALLOY_SLOT_BYTES,
-// ALLOY_LL_MAX_BYTES, ALLOY_DIRECT_BYTES and ALLOY_DIRECT_BLOCKS (which must be equal on every rank of a host).
+// ALLOY_LL_MAX_BYTES, ALLOY_DIRECT_BYTES, ALLOY_DIRECT_BLOCKS and ALLOY_DIRECT_LL128_MAX_BYTES (which must be
+// equal on every rank of a host).
 EngineGeometry engineGeometry(int nranks);
 
 class LocalTransport {

@@ -43,6 +43,8 @@ EngineGeometry engineGeometry(int nranks) {
   // 64 blocks: on 4 x H100 they beat 32 at every size measured (allreduce 32 MB 296 against 275 GB/s,
   // reduce-scatter 16-256 MB 3-7% faster; docs/benchmarks.md, "Session 8").
   g.directBlocks = static_cast<int>(envInt("ALLOY_DIRECT_BLOCKS", 64, 1, kMaxDirectBlocks));
+  g.directWideLinesBytes = static_cast<size_t>(
+      envInt("ALLOY_DIRECT_LL128_MAX_BYTES", static_cast<long long>(directWideLinesDefaultTop(nranks)), 0));
   return g;
 }
 
@@ -103,10 +105,9 @@ alloyResult_t IpcTransport::prepare(int device, int nranks, long long timeoutMs,
   v.timeoutNs = static_cast<unsigned long long>(timeoutMs) * 1000000ull;
   v.directOffset = workspaceBytes(nranks, g.channels, g.slots, g.slotBytes);
   v.directAreaBytes = g.directAreaBytes;
-  // Line areas that also hold the largest operation that may go in 128-byte lines: creation's
-  // ALLOY_DIRECT_LL128_MAX_BYTES, else the default band's top (0 at 2 ranks: the 16-byte lines' areas).
-  const long long wideTop = envInt("ALLOY_DIRECT_LL128_MAX_BYTES", static_cast<long long>(directWideLinesDefaultTop(nranks)), 0);
-  v.directLineAreaBytes = lineAreaBytes(g.directAreaBytes, static_cast<size_t>(wideTop));
+  // Line areas that also hold the largest operation that may go in 128-byte lines (0 at 2 ranks by
+  // default: the 16-byte lines' areas).
+  v.directLineAreaBytes = lineAreaBytes(g.directAreaBytes, g.directWideLinesBytes);
   t->directBlocks_ = g.directBlocks;
   // Programmatic dependent launch needs compute capability 9.0; a local choice (peers need not agree).
   int major = 0;

@@ -82,6 +82,7 @@ TEST(CommCreate, EngineSettingsThatDifferBetweenRanksFailOnEveryRank) {
   };
   for (const Differing& d : {Differing{"ALLOY_LL_MAX_BYTES", "3"}, Differing{"ALLOY_SLOTS", "3"},
                              Differing{"ALLOY_DIRECT_BYTES", "4096"}, Differing{"ALLOY_DIRECT_BLOCKS", "3"},
+                             Differing{"ALLOY_DIRECT_LL128_MAX_BYTES", "4096"},
                              Differing{"ALLOY_NET_SLOTS", "3"}, Differing{"ALLOY_NET_STAGING_BYTES", "2097152"},
                              Differing{"ALLOY_NET_EAGER_BYTES", "4096"}}) {
     const char* variable = d.variable;

@@ -30,9 +30,18 @@ size_t directWindowMinBytes();
 // "Session 18"). ALLOY_REDUCE_WINDOW_BYTES, read on every call; 2 MiB by default, 0: one window.
 size_t reduceWindowBytes();
 
+// Largest allreduce (bytes of the buffer) that the direct engine runs one-shot inside a host, where its
+// areas hold it (else allreduceOneShotMaxBytes picks the rings' form): ALLOY_ALLREDUCE_ONESHOT_MAX_BYTES
+// where set; by default 8 MiB on 2 ranks, allreduceOneShotMaxBytes's default on more.
+size_t directOneShotMaxBytes(int nranks);
+
+// The direct engine's top for 16-byte lines where ALLOY_DIRECT_LL_MAX_BYTES is not set and the operation
+// has no default of its own (defaultLinesMax in direct_plan.h).
+constexpr size_t kDirectLinesMaxBytes = size_t{1} << 20;
+
 // Largest buffer (bytes of the whole input) that the direct engine moves as low-latency lines rather
-// than bulk stores: ALLOY_DIRECT_LL_MAX_BYTES, read on every call.
-size_t directLowLatencyMaxBytes();
+// than bulk stores: ALLOY_DIRECT_LL_MAX_BYTES, read on every call; `fallback` where it is not set.
+size_t directLowLatencyMaxBytes(size_t fallback = kDirectLinesMaxBytes);
 
 // Largest buffer (as above) that the direct engine moves as 128-byte lines rather than bulk stores, where
 // the links allow them: ALLOY_DIRECT_LL128_MAX_BYTES, read on every call; `fallback` where it is not set

@@ -65,11 +65,11 @@ alloyResult_t allReduce(const void* sendbuff, void* recvbuff, size_t count, allo
   sendbuff = input.get();
   if (comm->topology.spansHosts()) return allReduceAcrossHosts(sendbuff, recvbuff, count, datatype, op, comm, stream, fn);
   DirectPlan direct(comm, datatype, op, kOpAllReduce);
-  const bool oneShot = bytes <= allreduceOneShotMaxBytes(comm->nranks);
-  if (oneShot ? direct.planOneShot(sendbuff, recvbuff, bytes)
-              : direct.planTwoShot(sendbuff, recvbuff, count, dataTypeSize(datatype)))
+  if (bytes <= directOneShotMaxBytes(comm->nranks) ? direct.planOneShot(sendbuff, recvbuff, bytes)
+                                                   : direct.planTwoShot(sendbuff, recvbuff, count, dataTypeSize(datatype)))
     return direct.launch(stream, fn);
-  if (!oneShot)
+  // Where the direct engine's areas do not hold it (or ALLOY_DIRECT_MAX_BYTES keeps it out): the rings.
+  if (bytes > allreduceOneShotMaxBytes(comm->nranks))
     return reduceScatterAllGather(static_cast<const char*>(sendbuff), static_cast<char*>(recvbuff), count, datatype,
                                   op, comm, stream, fn);
   ReducePlan plan(comm, datatype, op, kOpAllReduce);

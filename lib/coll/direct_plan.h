@@ -24,6 +24,10 @@ struct DirectLimits {
 };
 DirectLimits directLimits(DirectAlgorithm algorithm, int nranks);
 
+// The 16-byte lines' top where ALLOY_DIRECT_LL_MAX_BYTES is not set: 512 KiB for the one-shot on 2 ranks,
+// where bulk stores overtake the lines sooner, kDirectLinesMaxBytes (algorithm.h) for everything else.
+size_t defaultLinesMax(DirectAlgorithm algorithm, int nranks);
+
 // The 128-byte lines' band where ALLOY_DIRECT_LL128_MAX_BYTES is not set: the two-shot allreduce up to
 // directWideLinesDefaultTop(nranks) (device_comm.h), the reduce-scatter up to half of it, nothing else.
 size_t defaultWideLinesMax(DirectAlgorithm algorithm, int nranks);

@@ -34,11 +34,12 @@ EngineGeometry engineGeometry(int nranks) {
   g.lowLatencyMaxBytes = static_cast<size_t>(lowLatencyMax);
   // The direct engine's reductions take buffers whose every rank's slot fits one area: an area of A
   // bytes holds a two-shot allreduce or a reduce-scatter of A bytes at any rank count. Four areas (two
-  // generations of inputs and results) are allocated after the rings. From 3 ranks on, 32 MiB: on
-  // 4 x H100 the direct engine beat the rings up to 32 MB (allreduce 16 MB 265 against 195 GB/s, 32 MB
-  // 274 against 212; docs/benchmarks.md, "Session 7"). On 2 ranks, where one-shot allreduces reach
-  // 32 MB and nothing was measured with larger areas, 8 MiB as before.
-  const long long directArea = envInt("ALLOY_DIRECT_BYTES", nranks >= 3 ? 32 << 20 : 8 << 20, 0);
+  // generations of inputs and results) are allocated after the rings. 32 MiB: on 4 x H100 the direct
+  // engine beat the rings up to 32 MB (allreduce 16 MB 265 against 195 GB/s, 32 MB 274 against 212;
+  // docs/benchmarks.md, "Session 7"), and on 2 x H200 the allreduce at 8-128 MB ran 8-24 % faster than
+  // with the 8 MiB areas that left it on the rings ("Session 24"). A host's lone rank keeps 8 MiB: it
+  // has no peer to stage for.
+  const long long directArea = envInt("ALLOY_DIRECT_BYTES", nranks >= 2 ? 32 << 20 : 8 << 20, 0);
   g.directAreaBytes = (static_cast<size_t>(directArea) + 4095) & ~static_cast<size_t>(4095);
   // 64 blocks: on 4 x H100 they beat 32 at every size measured (allreduce 32 MB 296 against 275 GB/s,
   // reduce-scatter 16-256 MB 3-7% faster; docs/benchmarks.md, "Session 8").

@@ -296,7 +296,7 @@ TEST_F(AllReduce, WindowsThroughSmallAreas) { windowsThroughSmallAreas(Coll::All
 
 // Zero, tiny, around the one-shot threshold, and large enough to turn every ring many times.
 TEST_F(AllReduce, SizesAcrossTheThreshold) {
-  const size_t threshold = alloy::allreduceOneShotMaxBytes(nranks) / 4;  // in float32 elements
+  const size_t threshold = alloy::directOneShotMaxBytes(nranks) / 4;  // in float32 elements
   const size_t counts[] = {0, 1, 3, 5, threshold - 1, threshold, threshold + 1, threshold + 7,
                            (size_t{16} << 20) / 4 + 3, (size_t{64} << 20) / 4 + 1};
   uint64_t tag = 0;
@@ -433,14 +433,14 @@ TEST_F(AllReduce, LinesNeverTakeBulkDataForTheirFlags) {
 // copy refills the same send buffer, so an operation that read its input late or ran ahead of the copy is
 // caught. Allreduce sizes alternate between one-shot and reduce-scatter + all-gather, through the direct
 // engine (its two generations of staging in turn, in 16-byte lines, in 128-byte lines and in bulk), and every 25th is
-// larger than the engine's areas and runs over the rings in between; every third operation is a small
+// larger than one of the engine's areas and runs in its windows; every third operation is a small
 // reduce to a root that moves from rank to rank (the one-shot over lines whose result only the root keeps:
 // its ranks must not run ahead of a peer any more than an allreduce's), whose result the other ranks leave
 // untouched.
 TEST_F(AllReduce, HundredBackToBackWithoutSync) {
   constexpr int kIterations = 100;
   const alloyDataType_t type = alloyInt32;
-  const size_t threshold = alloy::allreduceOneShotMaxBytes(nranks) / 4;
+  const size_t threshold = alloy::directOneShotMaxBytes(nranks) / 4;
   const size_t overArea = directAreaBytes() / 4 + 1;  // int32 elements that no area holds
   const size_t medium = alloy::directLowLatencyMaxBytes() / 4 + 1;  // direct, in wide lines or bulk
   Rng shape(streamOf(seed, 1000));

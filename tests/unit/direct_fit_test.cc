@@ -1,7 +1,7 @@
 // The direct engine's choice of protocol and slot (fitDirect, lib/coll/direct_plan.h): which operations it
-// takes, in 16-byte lines, 128-byte lines or in bulk, and where it refuses them; the 128-byte lines'
-// default band; and its windows for parts beyond an area (windowsFor); against slot sizes worked out here by
-// hand.
+// takes, in 16-byte lines, 128-byte lines or in bulk, and where it refuses them; both kinds of lines'
+// default tops; the 2-rank defaults; and its windows for parts beyond an area (windowsFor); against slot
+// sizes worked out here by hand.
 #include <gtest/gtest.h>
 
 #include <cstddef>
@@ -9,6 +9,7 @@
 #include "algorithm.h"
 #include "direct_plan.h"
 #include "ipc_transport.h"
+#include "local_transport.h"
 
 namespace {
 
@@ -220,6 +221,43 @@ TEST(DirectFit, WideLinesDefaultBandByAlgorithmAndRankCount) {
     EXPECT_EQ(alloy::defaultWideLinesMax(alloy::kDirectTwoShot, n), 0u) << n << " ranks";
     EXPECT_EQ(alloy::defaultWideLinesMax(alloy::kDirectReduceScatter, n), 0u) << n << " ranks";
   }
+}
+
+// The 16-byte lines' default top: 512 KiB for the one-shot on 2 ranks (bulk overtakes the lines there),
+// 1 MiB for every other algorithm and rank count.
+TEST(DirectFit, LinesDefaultTopByAlgorithmAndRankCount) {
+  EXPECT_EQ(alloy::defaultLinesMax(alloy::kDirectOneShot, 2), kMiB / 2);
+  for (int n : {2, 3, 4, 8})
+    for (alloy::DirectAlgorithm a : {alloy::kDirectOneShot, alloy::kDirectTwoShot, alloy::kDirectReduceScatter,
+                                     alloy::kDirectAllGather, alloy::kDirectReduce, alloy::kDirectAllToAll,
+                                     alloy::kDirectBroadcast, alloy::kDirectBroadcastTwoShot})
+      if (n != 2 || a != alloy::kDirectOneShot)
+        EXPECT_EQ(alloy::defaultLinesMax(a, n), kMiB) << n << " ranks, algorithm " << a;
+}
+
+// With no ALLOY_ variable set, a 2-rank host's default areas hold its largest one-shot allreduce
+// (directOneShotMaxBytes) in bulk, and the two-shot of 32 MiB above it in one step: the sizes that ran on the
+// rings with the 8 MiB areas before session 24.
+TEST(DirectFit, TwoRankDefaultsHoldTheOneShotAndTheTwoShotAboveIt) {
+  const alloy::EngineGeometry g = alloy::engineGeometry(2);
+  DeviceComm c{};
+  c.nranks = 2;
+  c.directAreaBytes = g.directAreaBytes;
+  c.directLineAreaBytes = alloy::lineAreaBytes(g.directAreaBytes, g.directWideLinesBytes);
+  c.directBlocks = g.directBlocks;
+  const size_t oneShot = alloy::directOneShotMaxBytes(2);
+  EXPECT_EQ(oneShot, 8 * kMiB);
+  DirectFit fit = fitDirect(c, &oneShot, 1, oneShot, alloy::directLimits(alloy::kDirectOneShot, 2));
+  EXPECT_TRUE(fit.fits);
+  EXPECT_EQ(fit.protocol, kDirectBulk);
+  const size_t halves[2] = {16 * kMiB, 16 * kMiB};
+  fit = fitDirect(c, halves, 2, 32 * kMiB, alloy::directLimits(alloy::kDirectTwoShot, 2));
+  EXPECT_TRUE(fit.fits);
+  EXPECT_EQ(fit.protocol, kDirectBulk);
+  // Above 512 KiB the one-shot goes in bulk, at and below it in lines.
+  const size_t lines = kMiB / 2, bulk = lines + 16;
+  EXPECT_EQ(fitDirect(c, &lines, 1, lines, alloy::directLimits(alloy::kDirectOneShot, 2)).protocol, kDirectLines);
+  EXPECT_EQ(fitDirect(c, &bulk, 1, bulk, alloy::directLimits(alloy::kDirectOneShot, 2)).protocol, kDirectBulk);
 }
 
 // The transport's line areas hold the default band's top as 128-byte lines at every rank count it covers,

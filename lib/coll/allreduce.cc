@@ -65,8 +65,9 @@ alloyResult_t allReduce(const void* sendbuff, void* recvbuff, size_t count, allo
   sendbuff = input.get();
   if (comm->topology.spansHosts()) return allReduceAcrossHosts(sendbuff, recvbuff, count, datatype, op, comm, stream, fn);
   DirectPlan direct(comm, datatype, op, kOpAllReduce);
-  if (bytes <= directOneShotMaxBytes(comm->nranks) ? direct.planOneShot(sendbuff, recvbuff, bytes)
-                                                   : direct.planTwoShot(sendbuff, recvbuff, count, dataTypeSize(datatype)))
+  const bool oneShot = bytes <= directOneShotMaxBytes(comm->nranks);
+  if (oneShot ? direct.planOneShot(sendbuff, recvbuff, bytes)
+              : direct.planTwoShot(sendbuff, recvbuff, count, dataTypeSize(datatype)))
     return direct.launch(stream, fn);
   // Where the direct engine's areas do not hold it (or ALLOY_DIRECT_MAX_BYTES keeps it out): the rings.
   if (bytes > allreduceOneShotMaxBytes(comm->nranks))

@@ -40,7 +40,8 @@ size_t defaultLinesMax(DirectAlgorithm algorithm, int nranks) {
 }
 
 DirectLimits directLimits(DirectAlgorithm algorithm, int nranks) {
-  return DirectLimits{directLowLatencyMaxBytes(defaultLinesMax(algorithm, nranks)), directMaxBytes(), directWindowMinBytes(), reduceWindowBytes(),
+  return DirectLimits{directLowLatencyMaxBytes(defaultLinesMax(algorithm, nranks)), directMaxBytes(),
+                      directWindowMinBytes(), reduceWindowBytes(),
                       directWideLinesMaxBytes(defaultWideLinesMax(algorithm, nranks))};
 }
 

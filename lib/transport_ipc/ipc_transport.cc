@@ -36,7 +36,7 @@ EngineGeometry engineGeometry(int nranks) {
   // bytes holds a two-shot allreduce or a reduce-scatter of A bytes at any rank count. Four areas (two
   // generations of inputs and results) are allocated after the rings. 32 MiB: on 4 x H100 the direct
   // engine beat the rings up to 32 MB (allreduce 16 MB 265 against 195 GB/s, 32 MB 274 against 212;
-  // docs/benchmarks.md, "Session 7"), and on 2 x H200 the allreduce at 8-128 MB ran 8-24 % faster than
+  // docs/benchmarks.md, "Session 7"), and on 2 x H200 the allreduce at 8-128 MB took 8-24 % less time than
   // with the 8 MiB areas that left it on the rings ("Session 24"). A host's lone rank keeps 8 MiB: it
   // has no peer to stage for.
   const long long directArea = envInt("ALLOY_DIRECT_BYTES", nranks >= 2 ? 32 << 20 : 8 << 20, 0);

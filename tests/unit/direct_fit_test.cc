@@ -207,20 +207,39 @@ TEST(DirectFit, WideLinesThatDoNotFitTheLineAreasGoInBulk) {
   EXPECT_EQ(fit.protocol, kDirectBulk);
 }
 
-// The default band (no ALLOY_DIRECT_LL128_MAX_BYTES): at 3 and 4 ranks the two-shot allreduce up to 4 MiB and
-// the reduce-scatter up to 2 MiB; nothing for the other algorithms, at 2 ranks, or from 5 ranks on.
+// The default band (no ALLOY_DIRECT_LL128_MAX_BYTES): at 3 and 4 ranks the two-shot allreduce and the reduce by
+// parts up to 4 MiB and the reduce-scatter up to 2 MiB; nothing for the other algorithms, at 2 ranks, or from
+// 5 ranks on.
 TEST(DirectFit, WideLinesDefaultBandByAlgorithmAndRankCount) {
   for (int n : {3, 4}) {
     EXPECT_EQ(alloy::defaultWideLinesMax(alloy::kDirectTwoShot, n), 4 * kMiB) << n << " ranks";
+    EXPECT_EQ(alloy::defaultWideLinesMax(alloy::kDirectReduce, n), 4 * kMiB) << n << " ranks";
     EXPECT_EQ(alloy::defaultWideLinesMax(alloy::kDirectReduceScatter, n), 2 * kMiB) << n << " ranks";
-    for (alloy::DirectAlgorithm a : {alloy::kDirectOneShot, alloy::kDirectAllGather, alloy::kDirectReduce,
-                                     alloy::kDirectAllToAll, alloy::kDirectBroadcast, alloy::kDirectBroadcastTwoShot})
+    for (alloy::DirectAlgorithm a : {alloy::kDirectOneShot, alloy::kDirectAllGather, alloy::kDirectAllToAll,
+                                     alloy::kDirectBroadcast, alloy::kDirectBroadcastTwoShot})
       EXPECT_EQ(alloy::defaultWideLinesMax(a, n), 0u) << n << " ranks, algorithm " << a;
   }
-  for (int n : {1, 2, 5, 8}) {
-    EXPECT_EQ(alloy::defaultWideLinesMax(alloy::kDirectTwoShot, n), 0u) << n << " ranks";
-    EXPECT_EQ(alloy::defaultWideLinesMax(alloy::kDirectReduceScatter, n), 0u) << n << " ranks";
-  }
+  for (int n : {1, 2, 5, 8})
+    for (alloy::DirectAlgorithm a : {alloy::kDirectTwoShot, alloy::kDirectReduce, alloy::kDirectReduceScatter})
+      EXPECT_EQ(alloy::defaultWideLinesMax(a, n), 0u) << n << " ranks, algorithm " << a;
+}
+
+// A reduce by parts at 4 ranks with the default line areas (sized for 4 MiB of 128-byte lines): the root's
+// part is empty and the three others, of a third of the buffer each, take a slot of a quarter of the area
+// each, so 3 MiB of buffer (parts of 1 MiB) go in lines and a part one line larger goes in bulk.
+TEST(DirectFit, ReduceByPartsInWideLinesUpToThreeMiBAtFourRanks) {
+  DeviceComm c = fourRanksWithWideLines(4 * kMiB);
+  c.directAreaBytes = 32 * kMiB;
+  c.directLineAreaBytes = alloy::lineAreaBytes(c.directAreaBytes, 4 * kMiB);
+  const size_t parts[3] = {kMiB, kMiB, kMiB};
+  DirectFit fit = fitDirect(c, parts, 3, 3 * kMiB, wideLimits(0, 4 * kMiB));
+  EXPECT_TRUE(fit.fits);
+  EXPECT_EQ(fit.protocol, kDirectWideLines);
+  EXPECT_EQ(fit.slotStride, wideSlot(kMiB));
+  const size_t larger[3] = {kMiB + 120 * 16, kMiB, kMiB};
+  fit = fitDirect(c, larger, 3, 3 * kMiB + 120 * 16, wideLimits(0, 4 * kMiB));
+  EXPECT_TRUE(fit.fits);
+  EXPECT_EQ(fit.protocol, kDirectBulk);
 }
 
 // The 16-byte lines' default top: 512 KiB for the one-shot on 2 ranks (bulk overtakes the lines there),

@@ -98,8 +98,12 @@ bool DirectPlan::fits(size_t total) {
     if (!rooted || p != args_.root) carried[parts++] = args_.partBytes[p];
   DirectLimits limits = directLimits(static_cast<DirectAlgorithm>(args_.algorithm), args_.comm.nranks);
   // A reduce by parts in 16-byte lines lost to the flat form (docs/architecture.md, "Reduce by parts in
-  // lines: tried and dropped"); the 128-byte lines carry nearly as much as bulk stores.
-  if (reduce) limits.linesMax = 0;
+  // lines: tried and dropped"); the 128-byte lines carry nearly as much as bulk stores, and take over from
+  // the 16-byte lines' top as they do for the other algorithms.
+  if (reduce) {
+    if (total <= limits.linesMax) limits.wideLinesMax = 0;
+    limits.linesMax = 0;
+  }
   const DirectFit fit = fitDirect(args_.comm, carried, parts, total, limits);
   args_.protocol = fit.protocol;
   args_.slotStride = fit.slotStride;

@@ -566,8 +566,9 @@ TEST_F(Reduce, ByPartsEveryRootInPlaceAndUnaligned) {
   }
 }
 
-// By default, from 3 ranks on, a reduce above the one-shot's limit goes by parts in 128-byte lines where its
-// parts fit the line areas (reduce.cc), and over the rings' flat form where they do not. At the edge: parts
+// By default, from 3 ranks on, a reduce above the one-shot's limit and the 16-byte lines' top goes by parts
+// in 128-byte lines where its parts fit the line areas (reduce.cc), and over the rings' flat form where they
+// do not. At the edge: parts
 // of a full slot, in the direct engine (its operation count moves), and parts one element larger, not
 // (it stays); every root, in place and at odd offsets.
 TEST_F(Reduce, WideLinesByDefaultUpToTheLineAreas) {
@@ -576,7 +577,8 @@ TEST_F(Reduce, WideLinesByDefaultUpToTheLineAreas) {
   if (!wideLinesHere()) GTEST_SKIP() << "the links do not carry 128-byte lines";
   const size_t parts = static_cast<size_t>(nranks) - 1;
   const size_t fits = directSlotDataBytes(Engine::DirectWideLines) / 4 * parts;  // int32 elements
-  ASSERT_GT(fits * 4, alloy::allreduceOneShotMaxBytes(nranks)) << "the edge lies within the one-shot's sizes";
+  ASSERT_GT(fits * 4, std::max(alloy::allreduceOneShotMaxBytes(nranks), alloy::kDirectLinesMaxBytes))
+      << "the edge lies below the 128-byte lines' band";
   uint64_t tag = 0;
   for (int root = 0; root < nranks; ++root)
     for (const bool larger : {false, true}) {

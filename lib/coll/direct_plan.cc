@@ -23,11 +23,11 @@ size_t defaultWideLinesMax(DirectAlgorithm algorithm, int nranks) {
   // allreduce at 2-4 MB and the reduce-scatter at 2 MB, and lost for the reduce-scatter at 4 MB at 4 ranks
   // (22.6 against 19.3 us). All-gathers were even at 4 ranks (2 MB 13.8 against 13.6 us) and all-to-alls
   // were not measured: they keep bulk unless the variable asks.
-  // A reduce by parts takes them up to the top as well, where its parts fit the line areas (at 4 ranks
-  // with the default areas: 3 MiB).
+  // A reduce by parts has a band of its own (directWideReduceDefaultTop), which the default line areas hold.
   const size_t top = directWideLinesDefaultTop(nranks);
-  if (algorithm == kDirectTwoShot || algorithm == kDirectReduce) return top;
+  if (algorithm == kDirectTwoShot) return top;
   if (algorithm == kDirectReduceScatter) return top / 2;
+  if (algorithm == kDirectReduce) return directWideReduceDefaultTop(nranks);
   return 0;
 }
 

@@ -28,9 +28,9 @@ DirectLimits directLimits(DirectAlgorithm algorithm, int nranks);
 // where bulk stores overtake the lines sooner, kDirectLinesMaxBytes (algorithm.h) for everything else.
 size_t defaultLinesMax(DirectAlgorithm algorithm, int nranks);
 
-// The 128-byte lines' band where ALLOY_DIRECT_LL128_MAX_BYTES is not set: the two-shot allreduce and the
-// reduce by parts up to directWideLinesDefaultTop(nranks) (device_comm.h), the reduce-scatter up to half
-// of it, nothing else.
+// The 128-byte lines' band where ALLOY_DIRECT_LL128_MAX_BYTES is not set: the two-shot allreduce up to
+// directWideLinesDefaultTop(nranks) (device_comm.h), the reduce-scatter up to half of it, the reduce by parts
+// up to directWideReduceDefaultTop(nranks), nothing else.
 size_t defaultWideLinesMax(DirectAlgorithm algorithm, int nranks);
 
 // How a launch of the direct engine moves its parts: 16-byte lines where total <= linesMax and such a slot
@@ -80,7 +80,8 @@ class DirectPlan {
   // else in bulk, in windows where the parts exceed an area.
   bool planReduce(const void* src, void* dst, size_t count, size_t elementSize, int root);
   // The same from 3 ranks on, and only where it goes in 128-byte lines: below ALLOY_REDUCE_SCATTER_MIN_BYTES
-  // the bulk form lost to the flat one (docs/benchmarks.md, "Session 18"), the lines need not.
+  // the bulk form lost to the flat one (docs/benchmarks.md, "Session 18"), the lines won from 2 MB ("Session
+  // 25").
   bool planReduceInWideLines(const void* src, void* dst, size_t count, size_t elementSize, int root);
   // All-gather of blocks of blockBytes into dst; only as lines (the rings' all-gather is faster than the
   // bulk protocol: docs/benchmarks.md).

@@ -40,50 +40,18 @@ __device__ bool oneShotLines(const DirectLaunch& a, int generation, uint64_t epo
   return done;
 }
 
-// The root of a reduce by parts over lines: its own part is empty, so it only sends its input to the
-// owners (step 1) and receives their results (step 2). In one block the two would follow each other, each
-// direction of the root's links idle half the time; so the blocks pair up: the even block of a pair sends
-// both blocks' shares, the odd one receives both, and an unpaired last block does both in turn. The
-// owners' blocks keep one share each: lines carry their own flags, whichever block reads them.
-template <typename P>
-__device__ bool reduceRootLines(const DirectLaunch& a, int generation, uint64_t epoch) {
-  const DeviceComm& c = a.comm;
-  const int me = c.rank, n = c.nranks;
-  const int pairFirst = static_cast<int>(blockIdx.x & ~1u);
-  const int shares = pairFirst + 1 < static_cast<int>(gridDim.x) ? 2 : 1;
-  const bool sends = shares == 1 || static_cast<int>(blockIdx.x) == pairFirst;
-  const bool receives = shares == 1 || static_cast<int>(blockIdx.x) != pairFirst;
-  for (int share = pairFirst; sends && share < pairFirst + shares; ++share)
-    for (int j = 0; j < n - 1; ++j) {
-      const int p = peerInTurn(c, j);
-      const Share s = shareOf(a.partBytes[p], share, P::kUnit);
-      P::send(linesOf<P>(a, p, generation, kInputs, me, s.first), a.src + a.partFirst[p] + s.first, s.bytes,
-              2 * epoch);
-    }
-  traceStamp(kTraceSent);
-  for (int share = pairFirst; receives && share < pairFirst + shares; ++share)
-    for (int j = 0; j < n - 1; ++j) {
-      const int q = sourceInTurn(c, j);
-      const Share r = shareOf(a.partBytes[q], share, P::kUnit);
-      if (!P::recv(c, q, linesOf<P>(a, me, generation, kResults, q, r.first), a.dst + a.partFirst[q] + r.first,
-                   r.bytes, 2 * epoch + 1))
-        return false;
-    }
-  traceStamp(kTraceReceived);
-  return true;
-}
-
-// Two-shot, reduce-scatter and a reduce's owners over lines: step 1's lines are reduced straight from the
-// peers' lines, and each result line goes on at once, to every peer (two-shot) or to the root only (reduce,
-// whose owners keep nothing); step 2 receives the peers' (two-shot; the reduce's root: reduceRootLines).
-// Every pair of ranks exchanges lines in every operation, as the generation rule asks (direct_kernel.h):
-// a reduce's owners hear from every rank in step 1, its root from every owner in step 2.
+// Two-shot, reduce-scatter and reduce over lines: step 1's lines are reduced straight from the peers'
+// lines, and each result line goes on at once, to every peer (two-shot) or to the root only (reduce, whose
+// owners keep nothing); step 2 receives the peers' (two-shot) or the owners' (the reduce's root, whose own
+// part is empty: it only sends in step 1). Every pair of ranks exchanges lines in every operation, as the
+// generation rule asks (direct_kernel.h): a reduce's owners hear from every rank in step 1, its root from
+// every owner in step 2.
 template <typename P, typename T, int Op>
 __device__ bool byPartsLines(const DirectLaunch& a, int generation, uint64_t epoch) {
   const DeviceComm& c = a.comm;
   const int me = c.rank, n = c.nranks;
   const bool twoShot = a.algorithm == kDirectTwoShot, reduce = a.algorithm == kDirectReduce;
-  if (reduce && me == a.root) return reduceRootLines<P>(a, generation, epoch);
+  const bool receivesResults = twoShot || (reduce && me == a.root);
   const uint64_t sent = 2 * epoch, reduced = 2 * epoch + 1;
   for (int j = 0; j < n - 1; ++j) {
     const int p = peerInTurn(c, j);
@@ -105,7 +73,7 @@ __device__ bool byPartsLines(const DirectLaunch& a, int generation, uint64_t epo
                                  reduced))
     return false;
   traceStamp(kTraceReceived);
-  if (!twoShot) return true;
+  if (!receivesResults) return true;
   for (int j = 0; j < n - 1; ++j) {
     const int q = sourceInTurn(c, j);
     const Share r = shareOf(a.partBytes[q], blockIdx.x, P::kUnit);

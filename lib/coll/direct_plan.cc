@@ -23,9 +23,11 @@ size_t defaultWideLinesMax(DirectAlgorithm algorithm, int nranks) {
   // allreduce at 2-4 MB and the reduce-scatter at 2 MB, and lost for the reduce-scatter at 4 MB at 4 ranks
   // (22.6 against 19.3 us). All-gathers were even at 4 ranks (2 MB 13.8 against 13.6 us) and all-to-alls
   // were not measured: they keep bulk unless the variable asks.
+  // A reduce by parts has a band of its own (directWideReduceDefaultTop), which the default line areas hold.
   const size_t top = directWideLinesDefaultTop(nranks);
   if (algorithm == kDirectTwoShot) return top;
   if (algorithm == kDirectReduceScatter) return top / 2;
+  if (algorithm == kDirectReduce) return directWideReduceDefaultTop(nranks);
   return 0;
 }
 
@@ -95,7 +97,13 @@ bool DirectPlan::fits(size_t total) {
   for (int p = 0; p < (byParts ? args_.comm.nranks : 1); ++p)
     if (!rooted || p != args_.root) carried[parts++] = args_.partBytes[p];
   DirectLimits limits = directLimits(static_cast<DirectAlgorithm>(args_.algorithm), args_.comm.nranks);
-  if (reduce) limits.linesMax = limits.wideLinesMax = 0;
+  // A reduce by parts in 16-byte lines lost to the flat form (docs/architecture.md, "Reduce by parts in
+  // lines: tried and dropped"); the 128-byte lines carry nearly as much as bulk stores, and take over from
+  // the 16-byte lines' top as they do for the other algorithms.
+  if (reduce) {
+    if (total <= limits.linesMax) limits.wideLinesMax = 0;
+    limits.linesMax = 0;
+  }
   const DirectFit fit = fitDirect(args_.comm, carried, parts, total, limits);
   args_.protocol = fit.protocol;
   args_.slotStride = fit.slotStride;
@@ -174,6 +182,11 @@ bool DirectPlan::planReduce(const void* src, void* dst, size_t count, size_t ele
   if (args_.comm.nranks < 2) return false;
   rootedParts(kDirectReduce, src, dst, count, elementSize, root);
   return fits(count * elementSize);
+}
+
+bool DirectPlan::planReduceInWideLines(const void* src, void* dst, size_t count, size_t elementSize, int root) {
+  return args_.comm.nranks >= 3 && planReduce(src, dst, count, elementSize, root) &&
+         args_.protocol == kDirectWideLines;
 }
 
 bool DirectPlan::planAllGather(const void* src, void* dst, size_t blockBytes) {

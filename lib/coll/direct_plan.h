@@ -29,7 +29,8 @@ DirectLimits directLimits(DirectAlgorithm algorithm, int nranks);
 size_t defaultLinesMax(DirectAlgorithm algorithm, int nranks);
 
 // The 128-byte lines' band where ALLOY_DIRECT_LL128_MAX_BYTES is not set: the two-shot allreduce up to
-// directWideLinesDefaultTop(nranks) (device_comm.h), the reduce-scatter up to half of it, nothing else.
+// directWideLinesDefaultTop(nranks) (device_comm.h), the reduce-scatter up to half of it, the reduce by parts
+// up to directWideReduceDefaultTop(nranks), nothing else.
 size_t defaultWideLinesMax(DirectAlgorithm algorithm, int nranks);
 
 // How a launch of the direct engine moves its parts: 16-byte lines where total <= linesMax and such a slot
@@ -75,8 +76,13 @@ class DirectPlan {
   // Reduce-scatter of nranks parts of partBytes each; dst receives this rank's part.
   bool planReduceScatter(const void* src, void* dst, size_t partBytes);
   // Reduce of `count` elements to root (dst matters there only), cut into nranks - 1 parts by partOf, one
-  // for each rank but the root; in bulk, in windows where the parts exceed an area.
+  // for each rank but the root; in 128-byte lines within their band where the parts fit the line areas,
+  // else in bulk, in windows where the parts exceed an area.
   bool planReduce(const void* src, void* dst, size_t count, size_t elementSize, int root);
+  // The same from 3 ranks on, and only where it goes in 128-byte lines: below ALLOY_REDUCE_SCATTER_MIN_BYTES
+  // the bulk form lost to the flat one (docs/benchmarks.md, "Session 18"), the lines won from 2 MB ("Session
+  // 25").
+  bool planReduceInWideLines(const void* src, void* dst, size_t count, size_t elementSize, int root);
   // All-gather of blocks of blockBytes into dst; only as lines (the rings' all-gather is faster than the
   // bulk protocol: docs/benchmarks.md).
   bool planAllGather(const void* src, void* dst, size_t blockBytes);

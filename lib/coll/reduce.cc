@@ -1,5 +1,7 @@
 // alloyReduce: small buffers (up to allreduce's one-shot size, as lines) as the direct engine's one-shot
-// allreduce whose result only the root keeps (direct_plan.h); others: every rank but the root sends its
+// allreduce whose result only the root keeps (direct_plan.h); then, at 3 ranks or more, by parts in the
+// direct engine's 128-byte lines where they carry it (the ranks but the root each reduce a part and pass
+// it on to the root line by line, one launch); others: every rank but the root sends its
 // buffer to the root, which reduces all of them in rank order as they arrive (one launch); from
 // ALLOY_REDUCE_SCATTER_MIN_BYTES at 3 ranks or more, by parts:
 // in the direct engine (the ranks but the root each reduce a part and store it at the root, one launch,
@@ -96,6 +98,9 @@ alloyResult_t reduce(const void* sendbuff, void* recvbuff, size_t count, alloyDa
     DirectPlan direct(comm, datatype, op, kOpReduce);
     if (direct.planReduceOneShot(sendbuff, recvbuff, bytes, root)) return direct.launch(stream, fn);
   }
+  DirectPlan inLines(comm, datatype, op, kOpReduce);
+  if (inLines.planReduceInWideLines(sendbuff, recvbuff, count, dataTypeSize(datatype), root))
+    return inLines.launch(stream, fn);
   ReducePlan plan(comm, datatype, op, kOpReduce);
   if (isRoot) plan.addReduce(sendbuff, recvbuff, bytes, false);
   else plan.addSend(root, sendbuff, bytes);

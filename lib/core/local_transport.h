@@ -23,7 +23,7 @@ struct EngineGeometry {
   size_t directAreaBytes;     // each of the direct engine's four staging areas (direct_kernel.h); 0: none
   int directBlocks;           // blocks of every launch of the direct engine
   // The largest operation the line areas hold as 128-byte lines: ALLOY_DIRECT_LL128_MAX_BYTES as creation
-  // reads it, else the default band's top (directWideLinesDefaultTop). It sizes the line areas, whose
+  // reads it, else what the default bands need (directWideLinesAreaDefault). It sizes the line areas, whose
   // offsets every peer computes alike, so it must be equal on every rank of a host.
   size_t directWideLinesBytes;
 };

@@ -141,6 +141,22 @@ constexpr size_t kLl128DataBytes = 120;  // and its data bytes
 ALLOY_HOST_DEVICE inline size_t directWideLinesDefaultTop(int nranks) {
   return nranks == 3 || nranks == 4 ? size_t{4} << 20 : 0;
 }
+
+// The largest reduce by parts that goes in 128-byte lines where ALLOY_DIRECT_LL128_MAX_BYTES is not set: 8 MiB
+// at 3 and 4 ranks, where on 4 x H200 the lines took 21 % less time than the flat form at 4 MB and 12 % less
+// than the bulk windows at 8 MB; none elsewhere (docs/benchmarks.md, "Session 25").
+ALLOY_HOST_DEVICE inline size_t directWideReduceDefaultTop(int nranks) {
+  return nranks == 3 || nranks == 4 ? size_t{8} << 20 : 0;
+}
+
+// What the line areas hold as 128-byte lines where ALLOY_DIRECT_LL128_MAX_BYTES is not set: the two-shot's
+// band, or the reduce's, whose nranks - 1 parts take nranks slots (about 11.4 MiB per area at 4 ranks, 12.8
+// at 3).
+ALLOY_HOST_DEVICE inline size_t directWideLinesAreaDefault(int nranks) {
+  const size_t reduce = nranks > 1 ? directWideReduceDefaultTop(nranks) / (nranks - 1) * nranks : 0;
+  const size_t twoShot = directWideLinesDefaultTop(nranks);
+  return reduce > twoShot ? reduce : twoShot;
+}
 constexpr size_t kLlSlotBytes = 2 * kLlChunkBytes;
 
 // The flag a low-latency chunk's lines carry: 1 .. 2^32 - 1 from its sequence number, never the zero of

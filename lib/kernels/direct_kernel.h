@@ -44,9 +44,10 @@ enum DirectAlgorithm : int {
   kDirectReduceScatter = 2,
   // Every rank's block (part 0's bytes) to every peer, which copies it into its place (alloyAllGather).
   kDirectAllGather = 3,
-  // Reduce to a root (alloyReduce), bulk only: the root's part is empty, every other rank p reduces part
-  // p (the root's input among the rest) into its slot in the root's result area, and the root copies the
-  // reduced parts into place. Every rank sends, and the root receives, the buffer's bytes once.
+  // Reduce to a root (alloyReduce), in bulk or 128-byte lines: the root's part is empty, every other rank
+  // p reduces part p (the root's input among the rest) into its slot in the root's result area, and the
+  // root copies the reduced parts into place. Every rank sends, and the root receives, the buffer's bytes
+  // once.
   kDirectReduce = 4,
   // Block p of every rank's buffer (part 0's bytes each) to rank p, which copies it into its place
   // (alloyAlltoAll): the all-gather with a block per peer. Lines only.

@@ -40,13 +40,18 @@ __device__ bool oneShotLines(const DirectLaunch& a, int generation, uint64_t epo
   return done;
 }
 
-// Two-shot and reduce-scatter over lines: step 1's lines are reduced straight from the peers' lines,
-// and (two-shot) each result line goes on to every peer at once; step 2 receives the peers'.
+// Two-shot, reduce-scatter and reduce over lines: step 1's lines are reduced straight from the peers'
+// lines, and each result line goes on at once, to every peer (two-shot) or to the root only (reduce, whose
+// owners keep nothing); step 2 receives the peers' (two-shot) or the owners' (the reduce's root, whose own
+// part is empty: it only sends in step 1). Every pair of ranks exchanges lines in every operation, as the
+// generation rule asks (direct_kernel.h): a reduce's owners hear from every rank in step 1, its root from
+// every owner in step 2.
 template <typename P, typename T, int Op>
 __device__ bool byPartsLines(const DirectLaunch& a, int generation, uint64_t epoch) {
   const DeviceComm& c = a.comm;
   const int me = c.rank, n = c.nranks;
-  const bool twoShot = a.algorithm == kDirectTwoShot;
+  const bool twoShot = a.algorithm == kDirectTwoShot, reduce = a.algorithm == kDirectReduce;
+  const bool receivesResults = twoShot || (reduce && me == a.root);
   const uint64_t sent = 2 * epoch, reduced = 2 * epoch + 1;
   for (int j = 0; j < n - 1; ++j) {
     const int p = peerInTurn(c, j);
@@ -62,12 +67,13 @@ __device__ bool byPartsLines(const DirectLaunch& a, int generation, uint64_t epo
     lines[q] = linesOf<P>(a, me, generation, kInputs, q, s.first);
     if (twoShot && q != me) forward[count++] = linesOf<P>(a, q, generation, kResults, me, s.first);
   }
-  char* mine = (twoShot ? a.dst + a.partFirst[me] : a.dst) + s.first;
+  if (reduce && me != a.root) forward[count++] = linesOf<P>(a, a.root, generation, kResults, me, s.first);
+  char* mine = reduce ? nullptr : (twoShot ? a.dst + a.partFirst[me] : a.dst) + s.first;
   if (!P::template reduce<T, Op>(c, lines, sent, a.src + a.partFirst[me] + s.first, mine, s.bytes, forward, count,
                                  reduced))
     return false;
   traceStamp(kTraceReceived);
-  if (!twoShot) return true;
+  if (!receivesResults) return true;
   for (int j = 0; j < n - 1; ++j) {
     const int q = sourceInTurn(c, j);
     const Share r = shareOf(a.partBytes[q], blockIdx.x, P::kUnit);
@@ -75,7 +81,7 @@ __device__ bool byPartsLines(const DirectLaunch& a, int generation, uint64_t epo
                  reduced))
       return false;
   }
-  traceStamp(kTraceReceived);  // two-shot: the peers' results in as well
+  traceStamp(kTraceReceived);  // the peers' results in as well
   return true;
 }
 

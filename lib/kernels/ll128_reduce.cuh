@@ -18,9 +18,10 @@
 namespace alloy {
 
 // lines[q]: the chunk's lines in this rank's workspace from rank q (unused for q == me), all flagged
-// `flag`. dst may equal src. Each result line also goes, flagged forwardFlag, to forward[0..numForward)
-// (peers' lines: the direct engine's two-shot hands its reduced part on this way). Returns false (on
-// every thread) when a wait was cut short.
+// `flag`. dst may equal src, or be null where the result only travels on. Each result line also goes,
+// flagged forwardFlag, to forward[0..numForward) (peers' lines: the direct engine's two-shot hands its
+// reduced part on this way, a reduce's owner to the root). Returns false (on every thread) when a wait
+// was cut short.
 template <typename T, int Op>
 __device__ inline bool ll128ReduceChunk(const DeviceComm& c, uint64_t* const* lines, uint64_t flag, const char* src,
                                         char* dst, size_t bytes, uint64_t* const* forward, int numForward,
@@ -104,7 +105,7 @@ __device__ inline bool ll128ReduceChunk(const DeviceComm& c, uint64_t* const* li
     }
 #pragma unroll
     for (int u = 0; u < U; ++u) {
-      if (!active[u]) continue;
+      if (!active[u] || dst == nullptr) continue;
       storeWord(dst + offset[u], r0[u], take0[u]);
       if (!flagLane) storeWord(dst + offset[u] + 8, r1[u], take1[u]);
     }

@@ -45,7 +45,7 @@ EngineGeometry engineGeometry(int nranks) {
   // reduce-scatter 16-256 MB 3-7% faster; docs/benchmarks.md, "Session 8").
   g.directBlocks = static_cast<int>(envInt("ALLOY_DIRECT_BLOCKS", 64, 1, kMaxDirectBlocks));
   g.directWideLinesBytes = static_cast<size_t>(
-      envInt("ALLOY_DIRECT_LL128_MAX_BYTES", static_cast<long long>(directWideLinesDefaultTop(nranks)), 0));
+      envInt("ALLOY_DIRECT_LL128_MAX_BYTES", static_cast<long long>(directWideLinesAreaDefault(nranks)), 0));
   return g;
 }
 

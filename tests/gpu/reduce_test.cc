@@ -166,6 +166,15 @@ class Reductions : public CommTest {
            : e == Engine::DirectWideLines ? room / alloy::kLl128Bytes * alloy::kLl128DataBytes
                                           : room / 16 * 16;
   }
+  // The operations block 0 of the direct engine has run on this rank (SignalLayout::directEpoch), after
+  // the stream's work.
+  uint64_t directOperations() {
+    CUDA_EXPECT_OK(cudaStreamSynchronize(stream));
+    uint64_t count = 0;
+    const uint64_t* counter = comm->local->deviceComm().signals[rank] + alloy::SignalLayout::directEpoch(0);
+    CUDA_EXPECT_OK(cudaMemcpy(&count, counter, sizeof count, cudaMemcpyDeviceToHost));
+    return count;
+  }
   // Whether the links of this host carry the 128-byte lines (else they go in bulk); says so when not.
   bool wideLinesHere() const {
     const bool here = comm->local->deviceComm().directWideLines != 0;
@@ -189,7 +198,8 @@ class Reductions : public CommTest {
     if (coll == Coll::Reduce && nranks < 3) GTEST_SKIP() << "a reduce goes by parts from 3 ranks on";
     constexpr size_t kArea = size_t{1} << 20;
     OneShotMax twoShot(0);
-    DirectLowLatencyMax bulk(0);
+    DirectLowLatencyMax noLines(0);
+    DirectWideLinesMax noWideLines(0);  // parts of a slot and 16 bytes would fit 128-byte lines
     ScopedEnv byParts("ALLOY_REDUCE_SCATTER_MIN_BYTES", 0);  // a reduce by parts at any size
     const size_t slot = kArea / nranks;  // a part of this many bytes still fits one area
     // Parts of the count: every rank's (allreduce), every rank's but the root's (reduce), one (reduce-scatter).
@@ -518,6 +528,7 @@ TEST_F(Reduce, NarrowedWindowsWhereThePartsFitAnArea) {
   constexpr size_t kWindow = 4096;
   ScopedEnv byParts("ALLOY_REDUCE_SCATTER_MIN_BYTES", 0);
   ScopedEnv narrow("ALLOY_REDUCE_WINDOW_BYTES", kWindow);
+  DirectWideLinesMax bulk(0);  // the smaller parts would fit 128-byte lines
   uint64_t tag = 0;
   for (size_t partBytes : {kWindow + 16, 5 * kWindow - 1000, 64 * kWindow}) {
     const size_t count = partBytes / 4 * (nranks - 1) + 3;  // 4-byte elements; the last part ragged
@@ -535,16 +546,58 @@ TEST_F(Reduce, InPlaceAndUnaligned) {
   for (size_t count : {size_t{1}, size_t{1001}, size_t{300001}}) inPlaceAndUnaligned(count, nranks - 1, &tag);
 }
 
-// Reduce-scatter then a gather at the root (reduce.cc, reduceByParts), forced at every size: every
-// datatype and operator, every root, counts whose parts are empty or ragged, in place and unaligned.
+// A reduce by parts forced at every size, in each of its forms: the direct engine's 128-byte lines (where
+// the links carry them; parts beyond the line areas go in bulk), its bulk stores, and a reduce-scatter then
+// a gather at the root over the rings (reduce.cc, reduceByParts). Every datatype and operator, every root,
+// counts whose parts are empty or ragged, in place and unaligned.
 TEST_F(Reduce, ByPartsEveryRootInPlaceAndUnaligned) {
   if (nranks < 3 || comm->topology.spansHosts()) GTEST_SKIP() << "by parts needs 3 or more ranks on one host";
   ScopedEnv force("ALLOY_REDUCE_SCATTER_MIN_BYTES", 0);
+  std::vector<Engine> forms{Engine::DirectBulk, Engine::Rings};
+  if (wideLinesHere()) forms.insert(forms.begin(), Engine::DirectWideLines);
   uint64_t tag = 0;
-  everyDatatypeAndOperator(&tag);
+  for (const Engine form : forms) {
+    SCOPED_TRACE(engineName(form));
+    EngineForced forced(form);
+    everyDatatypeAndOperator(&tag);
+    for (int root = 0; root < nranks; ++root)
+      for (size_t count : {size_t{1}, size_t{7}, size_t{300001}, (size_t{9} << 20) / 4 + 1})
+        inPlaceAndUnaligned(count, root, &tag);
+  }
+}
+
+// From 3 ranks on, a reduce above the one-shot's limit and the 16-byte lines' top goes by parts in 128-byte
+// lines where its parts fit the line areas (reduce.cc), and over the rings' flat form where they do not, with
+// the lines' band and the bulk form by parts set aside. At the edge: parts of a full slot, in the direct
+// engine (its operation count moves), and parts one element larger, not (it stays); every root, in place
+// and at odd offsets.
+TEST_F(Reduce, WideLinesUpToTheLineAreas) {
+  if (const char* why = withoutDirectEngine()) GTEST_SKIP() << why;
+  if (nranks < 3) GTEST_SKIP() << "a reduce goes by parts from 3 ranks on";
+  if (!wideLinesHere()) GTEST_SKIP() << "the links do not carry 128-byte lines";
+  DirectWideLinesMax anyBand(kNever);
+  ScopedEnv noBulkByParts("ALLOY_REDUCE_SCATTER_MIN_BYTES", kNever);
+  const size_t parts = static_cast<size_t>(nranks) - 1;
+  // Whole 16-byte vectors per part, as partOf (algorithm.h) cuts them for every datatype below.
+  const size_t slotData = directSlotDataBytes(Engine::DirectWideLines) / 16 * 16;
+  const size_t fits = slotData / 4 * parts;  // int32 elements
+  ASSERT_GT(fits * 4, std::max(alloy::allreduceOneShotMaxBytes(nranks), alloy::kDirectLinesMaxBytes))
+      << "the edge lies below the 128-byte lines' band";
+  uint64_t tag = 0;
   for (int root = 0; root < nranks; ++root)
-    for (size_t count : {size_t{1}, size_t{7}, size_t{300001}, (size_t{9} << 20) / 4 + 1})
-      inPlaceAndUnaligned(count, root, &tag);
+    for (const bool larger : {false, true}) {
+      const size_t count = larger ? fits + parts : fits;
+      Shape shapes[] = {{count, alloyInt32, alloySum}, {count, alloyFloat32, alloyMax, 0, 0, true},
+                        {count * 2, alloyBfloat16, alloyAvg, 2, 6}, {count * 4, alloyInt8, alloyMin, 3, 0, true}};
+      for (Shape& s : shapes) {
+        s.root = root;
+        const uint64_t before = directOperations();
+        run(Coll::Reduce, s, ++tag);
+        EXPECT_EQ(directOperations() - before, larger ? 0u : 1u)
+            << "count " << s.count << (larger ? ": parts over a slot must not go to the direct engine"
+                                              : ": parts of a full slot must go to the direct engine");
+      }
+    }
 }
 
 // A binomial tree up to the root between hosts (reduce_tree.h), which by default runs only where the

@@ -207,20 +207,47 @@ TEST(DirectFit, WideLinesThatDoNotFitTheLineAreasGoInBulk) {
   EXPECT_EQ(fit.protocol, kDirectBulk);
 }
 
-// The default band (no ALLOY_DIRECT_LL128_MAX_BYTES): at 3 and 4 ranks the two-shot allreduce up to 4 MiB and
-// the reduce-scatter up to 2 MiB; nothing for the other algorithms, at 2 ranks, or from 5 ranks on.
+// The default band (no ALLOY_DIRECT_LL128_MAX_BYTES): at 3 and 4 ranks the two-shot allreduce up to 4 MiB, the
+// reduce by parts up to 8 MiB and the reduce-scatter up to 2 MiB; nothing for the other algorithms, at 2
+// ranks, or from 5 ranks on.
 TEST(DirectFit, WideLinesDefaultBandByAlgorithmAndRankCount) {
   for (int n : {3, 4}) {
     EXPECT_EQ(alloy::defaultWideLinesMax(alloy::kDirectTwoShot, n), 4 * kMiB) << n << " ranks";
+    EXPECT_EQ(alloy::defaultWideLinesMax(alloy::kDirectReduce, n), 8 * kMiB) << n << " ranks";
     EXPECT_EQ(alloy::defaultWideLinesMax(alloy::kDirectReduceScatter, n), 2 * kMiB) << n << " ranks";
-    for (alloy::DirectAlgorithm a : {alloy::kDirectOneShot, alloy::kDirectAllGather, alloy::kDirectReduce,
-                                     alloy::kDirectAllToAll, alloy::kDirectBroadcast, alloy::kDirectBroadcastTwoShot})
+    for (alloy::DirectAlgorithm a : {alloy::kDirectOneShot, alloy::kDirectAllGather, alloy::kDirectAllToAll,
+                                     alloy::kDirectBroadcast, alloy::kDirectBroadcastTwoShot})
       EXPECT_EQ(alloy::defaultWideLinesMax(a, n), 0u) << n << " ranks, algorithm " << a;
   }
-  for (int n : {1, 2, 5, 8}) {
-    EXPECT_EQ(alloy::defaultWideLinesMax(alloy::kDirectTwoShot, n), 0u) << n << " ranks";
-    EXPECT_EQ(alloy::defaultWideLinesMax(alloy::kDirectReduceScatter, n), 0u) << n << " ranks";
+  for (int n : {1, 2, 5, 8})
+    for (alloy::DirectAlgorithm a : {alloy::kDirectTwoShot, alloy::kDirectReduce, alloy::kDirectReduceScatter})
+      EXPECT_EQ(alloy::defaultWideLinesMax(a, n), 0u) << n << " ranks, algorithm " << a;
+}
+
+// The default line areas hold the reduce's band as 128-byte lines at 3 and 4 ranks: a reduce of 8 MiB cut
+// into nranks - 1 parts as partOf cuts it (the root's part empty) goes in lines, and with a first part one
+// line group larger it goes in bulk. Nothing is set aside for lines at 2 or 5 ranks beyond the 16-byte
+// lines' areas.
+TEST(DirectFit, TheLineAreasHoldTheReduceBandAsWideLines) {
+  for (int n : {3, 4}) {
+    DeviceComm c = fourRanks();
+    c.nranks = n;
+    c.directAreaBytes = 32 * kMiB;
+    c.directLineAreaBytes = alloy::lineAreaBytes(c.directAreaBytes, alloy::directWideLinesAreaDefault(n));
+    c.directWideLines = 1;
+    const size_t top = alloy::directWideReduceDefaultTop(n), count = top / 4;
+    size_t parts[8];
+    for (int p = 0; p < n - 1; ++p) parts[p] = alloy::partOf(count, 4, n - 1, p).count * 4;
+    DirectFit fit = fitDirect(c, parts, n - 1, top, wideLimits(0, top));
+    EXPECT_TRUE(fit.fits) << n << " ranks";
+    EXPECT_EQ(fit.protocol, kDirectWideLines) << n << " ranks";
+    parts[0] += 16 * 120;
+    fit = fitDirect(c, parts, n - 1, top + 16 * 120, wideLimits(0, kNoLimit));
+    EXPECT_TRUE(fit.fits) << n << " ranks";
+    EXPECT_EQ(fit.protocol, kDirectBulk) << n << " ranks";
   }
+  EXPECT_EQ(alloy::directWideLinesAreaDefault(2), 0u);
+  EXPECT_EQ(alloy::directWideLinesAreaDefault(5), 0u);
 }
 
 // The 16-byte lines' default top: 512 KiB for the one-shot on 2 ranks (bulk overtakes the lines there),

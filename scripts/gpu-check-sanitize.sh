@@ -10,6 +10,8 @@ SANITIZE_DEFAULT+=":Reduce.WindowsThroughSmallAreas"
 # Broadcasts in the direct engine's lines at every datatype, count and root, and on the rings (session 16:
 # 3 s a tool at 4 ranks), and scattered and passed on in those lines (from 3 ranks).
 SANITIZE_DEFAULT+=":Broadcast.EveryDatatypeCountAndRoot:Broadcast.TwoStepLinesEveryRoot"
+# The reduce by parts and the reduce-scatter in 128-byte lines (AllReduce.BothProtocols runs the two-shot's).
+SANITIZE_DEFAULT+=":Reduce.ByPartsAndReduceScatterInWideLines"
 
 mode_sanitize() {
   build alloy_gpu_tests

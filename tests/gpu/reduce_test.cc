@@ -600,6 +600,24 @@ TEST_F(Reduce, WideLinesUpToTheLineAreas) {
     }
 }
 
+// The reduced suite's reductions in 128-byte lines (scripts/gpu-check.sh sanitize): a reduce by parts to
+// every root and a reduce-scatter, the lines forced, at 300,001 elements (parts of 100-300 KB), in place
+// and at odd offsets. The two-shot allreduce's lines run in AllReduce.BothProtocols.
+TEST_F(Reduce, ByPartsAndReduceScatterInWideLines) {
+  if (const char* why = withoutDirectEngine()) GTEST_SKIP() << why;
+  if (!wideLinesHere()) GTEST_SKIP() << "the links do not carry 128-byte lines";
+  EngineForced wide(Engine::DirectWideLines);
+  ScopedEnv byParts("ALLOY_REDUCE_SCATTER_MIN_BYTES", 0);
+  uint64_t tag = 0;
+  if (nranks >= 3)
+    for (int root = 0; root < nranks; ++root) inPlaceAndUnaligned(300001, root, &tag);
+  for (const bool inPlace : {false, true}) {
+    const uint64_t before = directOperations();
+    run(Coll::ReduceScatter, {300001, alloyFloat32, alloySum, inPlace ? 0u : 4u, inPlace ? 0u : 12u, inPlace}, ++tag);
+    EXPECT_EQ(directOperations() - before, 1u) << "the reduce-scatter must run in the direct engine";
+  }
+}
+
 // A binomial tree up to the root between hosts (reduce_tree.h), which by default runs only where the
 // model expects it to be faster (several ranks per host, or dozens of hosts), forced at any host count:
 // every root, every datatype with sum and max, sizes up to the one-shot limit (at most 256 KiB), in place

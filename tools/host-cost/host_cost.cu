@@ -20,7 +20,7 @@
 // With --trace ROW, no tables: every rank makes the row's calls back to back behind a hold (as "GPU alone"
 // does), and prints the direct engine's launches split into phases from the kernel trace (a build
 // configured with -DALLOY_KERNEL_TRACE=ON; trace_phases.h), one line per rank, and for reductions in
-// windows where each round's time goes; three rows of 128 MB reductions serve --trace alone.
+// windows where each round's time goes; rows of 128 MB and 8 MB reductions serve --trace alone.
 #include <alloy.h>
 #include <cuda.h>
 #include <cudaTypedefs.h>
@@ -385,8 +385,8 @@ int main(int argc, char** argv) {
          ALLOY_CHECK(alloyGroupEnd());
        }},
   };
-  // Reductions in the direct engine's windows, for --trace only (their rounds; not in the tables): 128 MiB
-  // buffers, allocated only then.
+  // Reductions for --trace only (not in the tables), in 128 MiB buffers allocated only then: in the direct
+  // engine's windows (their rounds) at 128 MB, in lines or one window at 8 MB.
   char *bulkSend = nullptr, *bulkRecv = nullptr;
   constexpr size_t kBulkBytes = size_t{128} << 20, kBulkFloats = kBulkBytes / sizeof(float);
   if (trace) {
@@ -403,6 +403,14 @@ int main(int argc, char** argv) {
        }},
       {"alloyReduceScatter 128 MB", [&] {
          ALLOY_CHECK(alloyReduceScatter(bulkSend, bulkRecv, kBulkFloats / size, alloyFloat32, alloySum, comm, stream));
+       }},
+      // The medium sizes that issue #32 measures: the reduce by parts in 128-byte lines (3-4 ranks), the
+      // allreduce in one window.
+      {"alloyReduce 8 MB", [&] {
+         ALLOY_CHECK(alloyReduce(bulkSend, bulkRecv, kBulkFloats / 16, alloyFloat32, alloySum, 0, comm, stream));
+       }},
+      {"alloyAllReduce 8 MB", [&] {
+         ALLOY_CHECK(alloyAllReduce(bulkSend, bulkRecv, kBulkFloats / 16, alloyFloat32, alloySum, comm, stream));
        }},
   };
   bool traced = true;

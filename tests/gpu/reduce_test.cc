@@ -568,16 +568,16 @@ TEST_F(Reduce, ByPartsEveryRootInPlaceAndUnaligned) {
 
 // From 3 ranks on, a reduce above the one-shot's limit and the 16-byte lines' top goes by parts in 128-byte
 // lines where its parts fit the line areas (reduce.cc), and over the rings' flat form where they do not, with
-// the lines' band and the bulk form by parts set aside. At the edge: parts of a full slot, in the direct
-// engine (its operation count moves), and parts one element larger, not (it stays); every root, in place
-// and at odd offsets.
+// the lines' band and the bulk form by parts set aside. In these lines the root reduces a part too (nranks
+// parts: direct_plan.cc, planReduce). At the edge: parts of a full slot, in the direct engine (its operation
+// count moves), and parts one element larger, not (it stays); every root, in place and at odd offsets.
 TEST_F(Reduce, WideLinesUpToTheLineAreas) {
   if (const char* why = withoutDirectEngine()) GTEST_SKIP() << why;
   if (nranks < 3) GTEST_SKIP() << "a reduce goes by parts from 3 ranks on";
   if (!wideLinesHere()) GTEST_SKIP() << "the links do not carry 128-byte lines";
   DirectWideLinesMax anyBand(kNever);
   ScopedEnv noBulkByParts("ALLOY_REDUCE_SCATTER_MIN_BYTES", kNever);
-  const size_t parts = static_cast<size_t>(nranks) - 1;
+  const size_t parts = static_cast<size_t>(nranks);
   // Whole 16-byte vectors per part, as partOf (algorithm.h) cuts them for every datatype below.
   const size_t slotData = directSlotDataBytes(Engine::DirectWideLines) / 16 * 16;
   const size_t fits = slotData / 4 * parts;  // int32 elements

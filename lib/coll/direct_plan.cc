@@ -183,15 +183,15 @@ void DirectPlan::rootedParts(DirectAlgorithm algorithm, const void* src, void* d
 
 bool DirectPlan::planReduce(const void* src, void* dst, size_t count, size_t elementSize, int root) {
   if (args_.comm.nranks < 2) return false;
-  // In 128-byte lines the root reduces a part of its own: it then sends (n - 1) / n of its buffer and takes in
-  // (n - 1) / n of the results, the inputs of its own part arriving while it sends, where with an empty part
-  // it sent all of the buffer and took all of it back, one direction after the other within each block (on 4
-  // x H200 2-4 MB took 7-10 % less at 4 ranks and 17-23 % less at 3: docs/benchmarks.md, "Session 27"). In
-  // bulk the root's part stays empty: the windows' root only stores inputs and takes results in.
+  rootedParts(kDirectReduce, src, dst, count, elementSize, root);
+  const size_t bytes = count * elementSize;
+  if (!fits(bytes)) return false;
+  // In 128-byte lines, up to a size (reduceRootPartMaxBytes says why), the root reduces a part of its own:
+  // its part's inputs arrive while it sends. In bulk the root's part stays empty: the windows' root only
+  // stores inputs and takes results in.
+  if (args_.protocol != kDirectWideLines || bytes > reduceRootPartMaxBytes(args_.comm.nranks)) return true;
   rootedParts(kDirectReduce, src, dst, count, elementSize, root, true);
-  if (fits(count * elementSize) && args_.protocol == kDirectWideLines) return true;
-  rootedParts(kDirectReduce, src, dst, count, elementSize, root, false);
-  return fits(count * elementSize);
+  return fits(bytes);
 }
 
 bool DirectPlan::planReduceInWideLines(const void* src, void* dst, size_t count, size_t elementSize, int root) {

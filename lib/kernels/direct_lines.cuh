@@ -42,8 +42,8 @@ __device__ bool oneShotLines(const DirectLaunch& a, int generation, uint64_t epo
 
 // Two-shot, reduce-scatter and reduce over lines: step 1's lines are reduced straight from the peers'
 // lines, and each result line goes on at once, to every peer (two-shot) or to the root only (a reduce's
-// other owners keep nothing; the root keeps the result of its own part, which planReduce gives it in these
-// lines); step 2 receives the peers' (two-shot) or the other owners' (the reduce's root). Every pair of
+// other owners keep nothing; the root keeps the result of its own part where planReduce gives it one, up
+// to ALLOY_REDUCE_ROOT_PART_MAX_BYTES); step 2 receives the peers' (two-shot) or the other owners' (the reduce's root). Every pair of
 // ranks exchanges lines in every operation, as the generation rule asks (direct_kernel.h): in a reduce every
 // owner hears from every rank in step 1, and the root from every other owner in step 2 as well.
 template <typename P, typename T, int Op>

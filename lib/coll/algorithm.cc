@@ -46,6 +46,11 @@ size_t directWideLinesMaxBytes(size_t fallback) {
   return static_cast<size_t>(callEnvInt("ALLOY_DIRECT_LL128_MAX_BYTES", static_cast<long long>(fallback), 0));
 }
 
+size_t reduceRootPartMaxBytes(int nranks) {
+  const long long fallback = nranks == 3 ? (8ll << 20) : nranks == 4 ? (4ll << 20) : 0;
+  return static_cast<size_t>(callEnvInt("ALLOY_REDUCE_ROOT_PART_MAX_BYTES", fallback, 0));
+}
+
 Part partOf(size_t count, size_t elementSize, int n, int p) {
   const size_t align = 16 / elementSize;
   size_t per = (count + n - 1) / n;

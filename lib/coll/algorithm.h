@@ -48,6 +48,16 @@ size_t directLowLatencyMaxBytes(size_t fallback = kDirectLinesMaxBytes);
 // (the operation's default band: defaultWideLinesMax in direct_plan.h).
 size_t directWideLinesMaxBytes(size_t fallback);
 
+// Largest reduce by parts in 128-byte lines (bytes of the buffer) in which the root reduces a part of its
+// own, one of nranks, rather than leaving the nranks - 1 parts to the other ranks. The root then sends
+// (nranks - 1) / nranks of its buffer instead of all of it, but takes in 2 (nranks - 1) / nranks of it
+// (its part's inputs and the others' results) instead of one: the overlap wins while latency rules and the
+// root's ingress loses once bandwidth does. On 4 x H200 (docs/benchmarks.md, "Session 28") the root's part
+// took 7-10 % less at 2 MB at 4 ranks and 7-19 % less at 2-8 MB at 3, but 6 % more at 8 MB at 4 ranks: by
+// default 4 MiB at 4 ranks, 8 MiB at 3, none elsewhere (not measured). ALLOY_REDUCE_ROOT_PART_MAX_BYTES,
+// read on every call.
+size_t reduceRootPartMaxBytes(int nranks);
+
 // Part p of a count-element buffer split over n ranks: its first element and length. Parts are whole
 // 16-byte vectors where the buffer is large enough, so that the reduction stays vectorised; the last
 // parts may be shorter or empty.

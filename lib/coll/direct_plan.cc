@@ -89,13 +89,14 @@ DirectWindows windowsFor(const DeviceComm& c, size_t largestPart, size_t windowM
 
 bool DirectPlan::fits(size_t total) {
   const bool reduce = args_.algorithm == kDirectReduce;
-  const bool rooted = reduce || args_.algorithm == kDirectBroadcastTwoShot;  // the root's part is empty
+  // The root's part is empty in a two-step broadcast and in a reduce by parts in bulk (planReduce).
+  const bool rooted = reduce || args_.algorithm == kDirectBroadcastTwoShot;
   const bool byParts = rooted || args_.algorithm == kDirectTwoShot || args_.algorithm == kDirectReduceScatter;
-  // The parts that carry data: every rank's, but the root's in a reduce (bulk only) and a two-step broadcast.
+  // The parts that carry data: every rank's, but an empty part of the root's.
   size_t carried[kMaxLocalRanks];
   int parts = 0;
   for (int p = 0; p < (byParts ? args_.comm.nranks : 1); ++p)
-    if (!rooted || p != args_.root) carried[parts++] = args_.partBytes[p];
+    if (!rooted || p != args_.root || args_.partBytes[p] != 0) carried[parts++] = args_.partBytes[p];
   DirectLimits limits = directLimits(static_cast<DirectAlgorithm>(args_.algorithm), args_.comm.nranks);
   // A reduce by parts in 16-byte lines lost to the flat form (docs/architecture.md, "Reduce by parts in
   // lines: tried and dropped"); the 128-byte lines carry nearly as much as bulk stores, and take over from
@@ -164,15 +165,17 @@ bool DirectPlan::planReduceScatter(const void* src, void* dst, size_t partBytes)
 }
 
 void DirectPlan::rootedParts(DirectAlgorithm algorithm, const void* src, void* dst, size_t count, size_t elementSize,
-                             int root) {
+                             int root, bool rootTakesPart) {
   const int n = args_.comm.nranks;
   args_.algorithm = algorithm;
   args_.root = root;
   args_.src = static_cast<const char*>(src);
   args_.dst = static_cast<char*>(dst);
   for (int p = 0; p < n; ++p) {
-    // The ranks but the root take the n - 1 parts, in rank order.
-    const Part part = p == root ? Part{0, 0} : partOf(count, elementSize, n - 1, p < root ? p : p - 1);
+    // The ranks but the root take the n - 1 parts, in rank order; or every rank one of n.
+    const Part part = rootTakesPart ? partOf(count, elementSize, n, p)
+                      : p == root   ? Part{0, 0}
+                                    : partOf(count, elementSize, n - 1, p < root ? p : p - 1);
     args_.partFirst[p] = part.first * elementSize;
     args_.partBytes[p] = part.count * elementSize;
   }
@@ -181,7 +184,14 @@ void DirectPlan::rootedParts(DirectAlgorithm algorithm, const void* src, void* d
 bool DirectPlan::planReduce(const void* src, void* dst, size_t count, size_t elementSize, int root) {
   if (args_.comm.nranks < 2) return false;
   rootedParts(kDirectReduce, src, dst, count, elementSize, root);
-  return fits(count * elementSize);
+  const size_t bytes = count * elementSize;
+  if (!fits(bytes)) return false;
+  // In 128-byte lines, up to a size (reduceRootPartMaxBytes says why), the root reduces a part of its own:
+  // its part's inputs arrive while it sends. In bulk the root's part stays empty: the windows' root only
+  // stores inputs and takes results in.
+  if (args_.protocol != kDirectWideLines || bytes > reduceRootPartMaxBytes(args_.comm.nranks)) return true;
+  rootedParts(kDirectReduce, src, dst, count, elementSize, root, true);
+  return fits(bytes);
 }
 
 bool DirectPlan::planReduceInWideLines(const void* src, void* dst, size_t count, size_t elementSize, int root) {

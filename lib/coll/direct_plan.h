@@ -100,8 +100,9 @@ class DirectPlan {
 
  private:
   // Sets the algorithm, root and buffers, and cuts count elements into nranks - 1 parts (partOf), one for each
-  // rank but the root, in rank order; the root's part is empty.
-  void rootedParts(DirectAlgorithm algorithm, const void* src, void* dst, size_t count, size_t elementSize, int root);
+  // rank but the root, in rank order, the root's part empty; or, rootTakesPart, into nranks parts, one each.
+  void rootedParts(DirectAlgorithm algorithm, const void* src, void* dst, size_t count, size_t elementSize, int root,
+                   bool rootTakesPart = false);
   // Sets the protocol and the slot stride from the largest part and the whole input (`total` bytes, or
   // all of the output for an all-gather); false when nranks slots exceed an area.
   bool fits(size_t total);

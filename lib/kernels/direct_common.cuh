@@ -103,9 +103,14 @@ __device__ void runCounted(const DirectLaunch& a, uint64_t epoch) {
 }
 
 // One instantiation per protocol and datatype; the operator is a switch per block, outside every loop.
-// The block's operation count comes in with the abort word and the verdict (blockMayRun).
+// The block's operation count comes in with the abort word and the verdict (blockMayRun). One block per SM
+// at least, said outright: with the thread count alone ptxas gave the 16-byte lines' kernels 64 registers
+// and 1.4-1.7 KB of spills per thread (room for two blocks per SM that the engine never asks for); with it,
+// 96-106 registers and no spills (nvcc 13.0, sm_90, -Xptxas -v). The 128-byte lines' and bulk kernels were
+// at 128 registers already. On 4 x H200 the small reduce-scatter took 0.4-0.5 us less and the all-gather
+// 0.2-0.8 less, the allreduce and alltoall the same (docs/benchmarks.md, "Session 28").
 template <typename Protocol, typename T>
-__global__ void __launch_bounds__(kThreads) directKernel(const __grid_constant__ DirectLaunch args) {
+__global__ void __launch_bounds__(kThreads, 1) directKernel(const __grid_constant__ DirectLaunch args) {
   enterOverlapped();
   traceStart();
   __shared__ uint64_t epoch;

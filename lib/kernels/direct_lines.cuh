@@ -41,11 +41,11 @@ __device__ bool oneShotLines(const DirectLaunch& a, int generation, uint64_t epo
 }
 
 // Two-shot, reduce-scatter and reduce over lines: step 1's lines are reduced straight from the peers'
-// lines, and each result line goes on at once, to every peer (two-shot) or to the root only (reduce, whose
-// owners keep nothing); step 2 receives the peers' (two-shot) or the owners' (the reduce's root, whose own
-// part is empty: it only sends in step 1). Every pair of ranks exchanges lines in every operation, as the
-// generation rule asks (direct_kernel.h): a reduce's owners hear from every rank in step 1, its root from
-// every owner in step 2.
+// lines, and each result line goes on at once, to every peer (two-shot) or to the root only (a reduce's
+// other owners keep nothing; the root keeps the result of its own part where planReduce gives it one, up
+// to ALLOY_REDUCE_ROOT_PART_MAX_BYTES); step 2 receives the peers' (two-shot) or the other owners' (the reduce's root). Every pair of
+// ranks exchanges lines in every operation, as the generation rule asks (direct_kernel.h): in a reduce every
+// owner hears from every rank in step 1, and the root from every other owner in step 2 as well.
 template <typename P, typename T, int Op>
 __device__ bool byPartsLines(const DirectLaunch& a, int generation, uint64_t epoch) {
   const DeviceComm& c = a.comm;
@@ -68,7 +68,8 @@ __device__ bool byPartsLines(const DirectLaunch& a, int generation, uint64_t epo
     if (twoShot && q != me) forward[count++] = linesOf<P>(a, q, generation, kResults, me, s.first);
   }
   if (reduce && me != a.root) forward[count++] = linesOf<P>(a, a.root, generation, kResults, me, s.first);
-  char* mine = reduce ? nullptr : (twoShot ? a.dst + a.partFirst[me] : a.dst) + s.first;
+  char* mine = reduce ? (me == a.root ? a.dst + a.partFirst[me] + s.first : nullptr)
+                      : (twoShot ? a.dst + a.partFirst[me] : a.dst) + s.first;
   if (!P::template reduce<T, Op>(c, lines, sent, a.src + a.partFirst[me] + s.first, mine, s.bytes, forward, count,
                                  reduced))
     return false;

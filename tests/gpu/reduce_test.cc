@@ -570,7 +570,8 @@ TEST_F(Reduce, ByPartsEveryRootInPlaceAndUnaligned) {
 // lines where its parts fit the line areas (reduce.cc), and over the rings' flat form where they do not, with
 // the lines' band and the bulk form by parts set aside. At the edge: parts of a full slot, in the direct
 // engine (its operation count moves), and parts one element larger, not (it stays); every root, in place
-// and at odd offsets.
+// and at odd offsets; the root with an empty part and, at the same edge, with a part of its own (nranks
+// smaller parts: direct_plan.cc, planReduce).
 TEST_F(Reduce, WideLinesUpToTheLineAreas) {
   if (const char* why = withoutDirectEngine()) GTEST_SKIP() << why;
   if (nranks < 3) GTEST_SKIP() << "a reduce goes by parts from 3 ranks on";
@@ -584,20 +585,23 @@ TEST_F(Reduce, WideLinesUpToTheLineAreas) {
   ASSERT_GT(fits * 4, std::max(alloy::allreduceOneShotMaxBytes(nranks), alloy::kDirectLinesMaxBytes))
       << "the edge lies below the 128-byte lines' band";
   uint64_t tag = 0;
-  for (int root = 0; root < nranks; ++root)
-    for (const bool larger : {false, true}) {
-      const size_t count = larger ? fits + parts : fits;
-      Shape shapes[] = {{count, alloyInt32, alloySum}, {count, alloyFloat32, alloyMax, 0, 0, true},
-                        {count * 2, alloyBfloat16, alloyAvg, 2, 6}, {count * 4, alloyInt8, alloyMin, 3, 0, true}};
-      for (Shape& s : shapes) {
-        s.root = root;
-        const uint64_t before = directOperations();
-        run(Coll::Reduce, s, ++tag);
-        EXPECT_EQ(directOperations() - before, larger ? 0u : 1u)
-            << "count " << s.count << (larger ? ": parts over a slot must not go to the direct engine"
-                                              : ": parts of a full slot must go to the direct engine");
+  for (const size_t rootPartMax : {size_t{0}, kNever}) {
+    ScopedEnv rootPart("ALLOY_REDUCE_ROOT_PART_MAX_BYTES", rootPartMax);
+    for (int root = 0; root < nranks; ++root)
+      for (const bool larger : {false, true}) {
+        const size_t count = larger ? fits + parts : fits;
+        Shape shapes[] = {{count, alloyInt32, alloySum}, {count, alloyFloat32, alloyMax, 0, 0, true},
+                          {count * 2, alloyBfloat16, alloyAvg, 2, 6}, {count * 4, alloyInt8, alloyMin, 3, 0, true}};
+        for (Shape& s : shapes) {
+          s.root = root;
+          const uint64_t before = directOperations();
+          run(Coll::Reduce, s, ++tag);
+          EXPECT_EQ(directOperations() - before, larger ? 0u : 1u)
+              << "count " << s.count << (larger ? ": parts over a slot must not go to the direct engine"
+                                                : ": parts of a full slot must go to the direct engine");
+        }
       }
-    }
+  }
 }
 
 // The reduced suite's reductions in 128-byte lines (scripts/gpu-check.sh sanitize): a reduce by parts to

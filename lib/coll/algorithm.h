@@ -58,6 +58,14 @@ size_t directWideLinesMaxBytes(size_t fallback);
 // read on every call.
 size_t reduceRootPartMaxBytes(int nranks);
 
+// Whether a reduce by parts in 128-byte lines (every operator but avg) leaves the root's input out of the
+// owners' reductions, the root folding it into each owner's result as it arrives: the root then sends
+// nothing and takes in one buffer, while in the other forms it sends its buffer (or most of it) before it
+// takes the results in. Avg keeps the other forms: its owners would round a partial sum to the type and the
+// root divide the whole, where the fold's rounding and range differ from a sum over every rank.
+// ALLOY_REDUCE_ROOT_FOLDS, read on every call; 1 by default, 0: the root sends its input to the owners.
+bool reduceRootFolds();
+
 // Part p of a count-element buffer split over n ranks: its first element and length. Parts are whole
 // 16-byte vectors where the buffer is large enough, so that the reduction stays vectorised; the last
 // parts may be shorter or empty.

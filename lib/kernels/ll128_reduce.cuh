@@ -18,7 +18,8 @@
 namespace alloy {
 
 // lines[q]: the chunk's lines in this rank's workspace from rank q (unused for q == me), all flagged
-// `flag`. dst may equal src, or be null where the result only travels on. Each result line also goes,
+// `flag`; nullptr where rank q contributes nothing (a reduce whose root folds: its owners leave the root's
+// input out, and the root combines one owner's result with its own input). dst may equal src, or be null where the result only travels on. Each result line also goes,
 // flagged forwardFlag, to forward[0..numForward) (peers' lines: the direct engine's two-shot hands its
 // reduced part on this way, a reduce's owner to the root). Returns false (on every thread) when a wait
 // was cut short.
@@ -34,6 +35,8 @@ __device__ inline bool ll128ReduceChunk(const DeviceComm& c, uint64_t* const* li
   const int me = c.rank, n = c.nranks;
   const Ll128Lanes<U> l(bytes);
   const bool flagLane = l.part == kLl128LanesPerLine - 1;
+  int first = 0;  // the first contribution in rank order starts the accumulators
+  while (first != me && lines[first] == nullptr) ++first;
   bool ok = true;
   for (size_t base = l.first; ok && base < l.count; base += l.stride) {
     bool active[U];
@@ -54,7 +57,7 @@ __device__ inline bool ll128ReduceChunk(const DeviceComm& c, uint64_t* const* li
 #pragma unroll
         for (int u = 0; u < U; ++u) {
           a[g][u] = b[g][u] = 0;
-          if (q >= n || !active[u]) continue;
+          if (q >= n || !active[u] || (q != me && lines[q] == nullptr)) continue;
           if (q == me) {
             a[g][u] = loadWord(src + offset[u], take0[u]);
             b[g][u] = loadWord(src + offset[u] + 8, take1[u]);
@@ -67,6 +70,7 @@ __device__ inline bool ll128ReduceChunk(const DeviceComm& c, uint64_t* const* li
       for (int g = 0; g < kInputsInFlight; ++g) {
         const int q = q0 + g;
         if (q >= n) break;
+        if (q != me && lines[q] == nullptr) continue;
         if (q != me) {
           uint64_t* p[U];
 #pragma unroll
@@ -79,8 +83,8 @@ __device__ inline bool ll128ReduceChunk(const DeviceComm& c, uint64_t* const* li
         }
 #pragma unroll
         for (int u = 0; u < U; ++u) {
-          combineWord<T, Op>(acc0[u], a[g][u], take0[u], q == 0);
-          combineWord<T, Op>(acc1[u], b[g][u], take1[u], q == 0);
+          combineWord<T, Op>(acc0[u], a[g][u], take0[u], q == first);
+          combineWord<T, Op>(acc1[u], b[g][u], take1[u], q == first);
         }
       }
     }

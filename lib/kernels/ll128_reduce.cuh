@@ -35,8 +35,10 @@ __device__ inline bool ll128ReduceChunk(const DeviceComm& c, uint64_t* const* li
   const int me = c.rank, n = c.nranks;
   const Ll128Lanes<U> l(bytes);
   const bool flagLane = l.part == kLl128LanesPerLine - 1;
-  int first = 0;  // the first contribution in rank order starts the accumulators
-  while (first != me && lines[first] == nullptr) ++first;
+  uint32_t present = 0;  // the ranks that contribute; the first in rank order starts the accumulators
+  for (int q = 0; q < n; ++q)
+    if (q == me || lines[q] != nullptr) present |= 1u << q;
+  const int first = __ffs(static_cast<int>(present)) - 1;
   bool ok = true;
   for (size_t base = l.first; ok && base < l.count; base += l.stride) {
     bool active[U];
@@ -57,7 +59,7 @@ __device__ inline bool ll128ReduceChunk(const DeviceComm& c, uint64_t* const* li
 #pragma unroll
         for (int u = 0; u < U; ++u) {
           a[g][u] = b[g][u] = 0;
-          if (q >= n || !active[u] || (q != me && lines[q] == nullptr)) continue;
+          if (q >= n || !active[u] || !(present >> q & 1)) continue;
           if (q == me) {
             a[g][u] = loadWord(src + offset[u], take0[u]);
             b[g][u] = loadWord(src + offset[u] + 8, take1[u]);
@@ -70,7 +72,7 @@ __device__ inline bool ll128ReduceChunk(const DeviceComm& c, uint64_t* const* li
       for (int g = 0; g < kInputsInFlight; ++g) {
         const int q = q0 + g;
         if (q >= n) break;
-        if (q != me && lines[q] == nullptr) continue;
+        if (!(present >> q & 1)) continue;
         if (q != me) {
           uint64_t* p[U];
 #pragma unroll

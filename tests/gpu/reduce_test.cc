@@ -521,7 +521,8 @@ TEST_F(Reduce, WindowsThroughSmallAreas) { windowsThroughSmallAreas(Coll::Reduce
 // Parts that fit one area, in windows of at most ALLOY_REDUCE_WINDOW_BYTES each (direct_plan.cc: the root
 // takes in one window's results while it stores the next). 4 KiB windows make many from little data:
 // parts of one window and 16 bytes, of five windows and a ragged end, of 64 windows; every root in turn, in
-// place and at odd offsets, in narrow types.
+// place and at odd offsets, in narrow types; the root folding its input into the results (avg excepted)
+// and not.
 TEST_F(Reduce, NarrowedWindowsWhereThePartsFitAnArea) {
   if (const char* why = withoutDirectEngine()) GTEST_SKIP() << why;
   if (nranks < 3 || comm->topology.spansHosts()) GTEST_SKIP() << "by parts needs 3 or more ranks on one host";
@@ -530,13 +531,16 @@ TEST_F(Reduce, NarrowedWindowsWhereThePartsFitAnArea) {
   ScopedEnv narrow("ALLOY_REDUCE_WINDOW_BYTES", kWindow);
   DirectWideLinesMax bulk(0);  // the smaller parts would fit 128-byte lines
   uint64_t tag = 0;
-  for (size_t partBytes : {kWindow + 16, 5 * kWindow - 1000, 64 * kWindow}) {
-    const size_t count = partBytes / 4 * (nranks - 1) + 3;  // 4-byte elements; the last part ragged
-    Shape shapes[] = {{count, alloyFloat32, alloySum}, {count, alloyInt32, alloyMax, 0, 0, true},
-                      {count * 2, alloyBfloat16, alloyAvg, 2, 6}, {count * 4, alloyUint8, alloyMin, 3, 0, true}};
-    for (Shape& s : shapes) {
-      s.root = static_cast<int>(tag % nranks);
-      run(Coll::Reduce, s, ++tag);
+  for (const size_t folds : {1, 0}) {
+    ScopedEnv rootFolds("ALLOY_REDUCE_ROOT_FOLDS", folds);
+    for (size_t partBytes : {kWindow + 16, 5 * kWindow - 1000, 64 * kWindow}) {
+      const size_t count = partBytes / 4 * (nranks - 1) + 3;  // 4-byte elements; the last part ragged
+      Shape shapes[] = {{count, alloyFloat32, alloySum}, {count, alloyInt32, alloyMax, 0, 0, true},
+                        {count * 2, alloyBfloat16, alloyAvg, 2, 6}, {count * 4, alloyUint8, alloyMin, 3, 0, true}};
+      for (Shape& s : shapes) {
+        s.root = static_cast<int>(tag % nranks);
+        run(Coll::Reduce, s, ++tag);
+      }
     }
   }
 }
@@ -609,24 +613,29 @@ TEST_F(Reduce, WideLinesUpToTheLineAreas) {
   }
 }
 
-// A reduce by parts in 128-byte lines whose root folds its input into the owners' results, from 3 ranks
-// on: every datatype with every operator (avg takes the root's part instead), the lines forced, at 100,003
-// elements (odd, so the parts end mid-line), each to another root.
+// A reduce by parts in the direct engine whose root folds its input into the owners' results, from 3 ranks
+// on, in 128-byte lines (where the links carry them) and in bulk: every datatype with every operator (avg
+// keeps the root's input with the owners), at 100,003 elements (odd, so the parts end mid-line and
+// mid-vector), each to another root.
 TEST_F(Reduce, RootFoldsEveryDatatypeAndOperator) {
   if (const char* why = withoutDirectEngine()) GTEST_SKIP() << why;
-  if (nranks < 3) GTEST_SKIP() << "a reduce goes by parts from 3 ranks on";
-  if (!wideLinesHere()) GTEST_SKIP() << "the links do not carry 128-byte lines";
-  EngineForced wide(Engine::DirectWideLines);
+  if (nranks < 3 || comm->topology.spansHosts()) GTEST_SKIP() << "by parts needs 3 or more ranks on one host";
   ScopedEnv byParts("ALLOY_REDUCE_SCATTER_MIN_BYTES", 0);
+  std::vector<Engine> forms{Engine::DirectBulk};
+  if (wideLinesHere()) forms.insert(forms.begin(), Engine::DirectWideLines);
   uint64_t tag = 0;
-  for (alloyDataType_t type : kAllTypes)
-    for (alloyRedOp_t op : kAllOps) {
-      Shape s{100003, type, op};
-      s.root = static_cast<int>(tag % nranks);
-      const uint64_t before = directOperations();
-      run(Coll::Reduce, s, ++tag);
-      EXPECT_EQ(directOperations() - before, 1u) << "the reduce must run in the direct engine";
-    }
+  for (const Engine form : forms) {
+    SCOPED_TRACE(engineName(form));
+    EngineForced forced(form);
+    for (alloyDataType_t type : kAllTypes)
+      for (alloyRedOp_t op : kAllOps) {
+        Shape s{100003, type, op};
+        s.root = static_cast<int>(tag % nranks);
+        const uint64_t before = directOperations();
+        run(Coll::Reduce, s, ++tag);
+        EXPECT_EQ(directOperations() - before, 1u) << "the reduce must run in the direct engine";
+      }
+  }
 }
 
 // The reduced suite's reductions in 128-byte lines (scripts/gpu-check.sh sanitize): a reduce by parts to

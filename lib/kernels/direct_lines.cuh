@@ -1,5 +1,5 @@
 // The direct engine's algorithms over lines, written against a Lines type (Word, kUnit, at, send, recv
-// with an optional forward, reduce, token, awaitToken) so that the line format stays apart from the
+// with an optional forward, reduce, token, awaitToken, and kFolds where its reduce can leave inputs out) so that the line format stays apart from the
 // algorithms: direct_narrow_lines.cuh's 16-byte lines and direct_wide_lines.cuh's 128-byte lines. Steps are
 // numbered 2 * epoch and 2 * epoch + 1 within the block's epoch-th operation; the Lines type turns a step
 // into its flag. Lines carry their own flags: a block without a share has nothing to wait for.
@@ -40,77 +40,102 @@ __device__ bool oneShotLines(const DirectLaunch& a, int generation, uint64_t epo
   return done;
 }
 
-// A folding reduce root's token to each owner: one word of its input, sent and received as data (one line).
-constexpr size_t kTokenBytes = 8;
-
 // Two-shot, reduce-scatter and reduce over lines: step 1's lines are reduced straight from the peers'
 // lines, and each result line goes on at once, to every peer (two-shot) or to the root only (a reduce's
 // other owners keep nothing; the root keeps the result of its own part where planReduce gives it one, up
-// to ALLOY_REDUCE_ROOT_PART_MAX_BYTES); step 2 receives the peers' (two-shot) or the other owners' (the
-// reduce's root). Where the reduce's root folds (DirectLaunch::rootFolds), it sends no inputs and the
-// owners leave its input out; in step 2 it combines each owner's result lines with its own input as they
-// arrive. Every pair of ranks exchanges lines in every operation, as the generation rule asks
-// (direct_kernel.h): in a reduce every owner hears from every rank in step 1 (from a folding root, a token
-// line to block 0), and the root from every other owner in step 2 as well.
+// to ALLOY_REDUCE_ROOT_PART_MAX_BYTES); step 2 receives the peers' (two-shot) or the other owners' (the reduce's root). Every pair of
+// ranks exchanges lines in every operation, as the generation rule asks (direct_kernel.h): in a reduce every
+// owner hears from every rank in step 1, and the root from every other owner in step 2 as well.
 template <typename P, typename T, int Op>
 __device__ bool byPartsLines(const DirectLaunch& a, int generation, uint64_t epoch) {
   const DeviceComm& c = a.comm;
   const int me = c.rank, n = c.nranks;
   const bool twoShot = a.algorithm == kDirectTwoShot, reduce = a.algorithm == kDirectReduce;
-  const bool folds = reduce && a.rootFolds, foldingRoot = folds && me == a.root;
   const bool receivesResults = twoShot || (reduce && me == a.root);
   const uint64_t sent = 2 * epoch, reduced = 2 * epoch + 1;
-  if (foldingRoot) {
-    // One line of the input as the token, into the root's own slot of each owner's inputs (unused else).
-    if (blockIdx.x == 0)
-      for (int p = 0; p < n; ++p)
-        if (p != me) P::send(linesOf<P>(a, p, generation, kInputs, me, 0), a.src, kTokenBytes, sent);
-  } else {
-    for (int j = 0; j < n - 1; ++j) {
-      const int p = peerInTurn(c, j);
-      const Share s = shareOf(a.partBytes[p], blockIdx.x, P::kUnit);
-      P::send(linesOf<P>(a, p, generation, kInputs, me, s.first), a.src + a.partFirst[p] + s.first, s.bytes, sent);
-    }
+  for (int j = 0; j < n - 1; ++j) {
+    const int p = peerInTurn(c, j);
+    const Share s = shareOf(a.partBytes[p], blockIdx.x, P::kUnit);
+    P::send(linesOf<P>(a, p, generation, kInputs, me, s.first), a.src + a.partFirst[p] + s.first, s.bytes, sent);
   }
   traceStamp(kTraceSent);
-  if (!foldingRoot) {
-    const Share s = shareOf(a.partBytes[me], blockIdx.x, P::kUnit);
-    typename P::Word* lines[kMaxLocalRanks];
-    typename P::Word* forward[kMaxLocalRanks];
-    int count = 0;
-    for (int q = 0; q < n; ++q) {
-      lines[q] = folds && q == a.root ? nullptr : linesOf<P>(a, me, generation, kInputs, q, s.first);
-      if (twoShot && q != me) forward[count++] = linesOf<P>(a, q, generation, kResults, me, s.first);
-    }
-    if (reduce && me != a.root) forward[count++] = linesOf<P>(a, a.root, generation, kResults, me, s.first);
-    char* mine = reduce ? (me == a.root ? a.dst + a.partFirst[me] + s.first : nullptr)
-                        : (twoShot ? a.dst + a.partFirst[me] : a.dst) + s.first;
-    if (!P::template reduce<T, Op>(c, lines, sent, a.src + a.partFirst[me] + s.first, mine, s.bytes, forward, count,
-                                   reduced))
-      return false;
-    traceStamp(kTraceReceived);
+  const Share s = shareOf(a.partBytes[me], blockIdx.x, P::kUnit);
+  typename P::Word* lines[kMaxLocalRanks];
+  typename P::Word* forward[kMaxLocalRanks];
+  int count = 0;
+  for (int q = 0; q < n; ++q) {
+    lines[q] = linesOf<P>(a, me, generation, kInputs, q, s.first);
+    if (twoShot && q != me) forward[count++] = linesOf<P>(a, q, generation, kResults, me, s.first);
   }
-  if (folds && !foldingRoot && blockIdx.x == 0) {
-    __shared__ alignas(16) char token[kTokenBytes];
-    if (!P::recv(c, a.root, linesOf<P>(a, me, generation, kInputs, a.root, 0), token, kTokenBytes, sent)) return false;
-  }
+  if (reduce && me != a.root) forward[count++] = linesOf<P>(a, a.root, generation, kResults, me, s.first);
+  char* mine = reduce ? (me == a.root ? a.dst + a.partFirst[me] + s.first : nullptr)
+                      : (twoShot ? a.dst + a.partFirst[me] : a.dst) + s.first;
+  if (!P::template reduce<T, Op>(c, lines, sent, a.src + a.partFirst[me] + s.first, mine, s.bytes, forward, count,
+                                 reduced))
+    return false;
+  traceStamp(kTraceReceived);
   if (!receivesResults) return true;
   for (int j = 0; j < n - 1; ++j) {
     const int q = sourceInTurn(c, j);
     const Share r = shareOf(a.partBytes[q], blockIdx.x, P::kUnit);
-    typename P::Word* results = linesOf<P>(a, me, generation, kResults, q, r.first);
-    if (foldingRoot) {
-      typename P::Word* pair[kMaxLocalRanks] = {};  // the owner's result and, from src, the root's input
-      pair[q] = results;
-      if (!P::template reduce<T, Op>(c, pair, reduced, a.src + a.partFirst[q] + r.first, a.dst + a.partFirst[q] + r.first,
-                                     r.bytes, nullptr, 0, 0))
-        return false;
-    } else if (!P::recv(c, q, results, a.dst + a.partFirst[q] + r.first, r.bytes, reduced)) {
+    if (!P::recv(c, q, linesOf<P>(a, me, generation, kResults, q, r.first), a.dst + a.partFirst[q] + r.first, r.bytes,
+                 reduced))
       return false;
-    }
   }
   traceStamp(kTraceReceived);  // the peers' results in as well
   return true;
+}
+
+// A folding reduce root's token to each owner: one word of its input, sent and received as data (one line).
+constexpr size_t kTokenBytes = 8;
+
+// A reduce whose root folds (DirectLaunch::rootFolds), over lines whose reduction can leave inputs out
+// (P::kFolds): every rank but the root sends each owner its part of the input and reduces its own part from
+// every rank's input but the root's, each result line going on to the root at once; the root sends no
+// input, and combines each owner's result lines with its own input as they arrive. The root's links then
+// take in one buffer and send nothing, where byPartsLines's root sends its buffer (or most of it) before it
+// takes the results in. For the generation rule (direct_kernel.h) the root's block 0 sends each owner a
+// token line, which the owner's block 0 awaits; the root hears from every owner through its results.
+template <typename P, typename T, int Op>
+__device__ bool foldingReduceLines(const DirectLaunch& a, int generation, uint64_t epoch) {
+  const DeviceComm& c = a.comm;
+  const int me = c.rank, n = c.nranks, root = a.root;
+  const uint64_t sent = 2 * epoch, reduced = 2 * epoch + 1;
+  typename P::Word* lines[kMaxLocalRanks] = {};  // the contributing ranks' lines; nullptr: none from that rank
+  if (me == root) {
+    if (blockIdx.x == 0)
+      for (int j = 0; j < n - 1; ++j)
+        P::send(linesOf<P>(a, peerInTurn(c, j), generation, kInputs, me, 0), a.src, kTokenBytes, sent);
+    traceStamp(kTraceSent);
+    for (int j = 0; j < n - 1; ++j) {
+      const int q = sourceInTurn(c, j);
+      const Share r = shareOf(a.partBytes[q], blockIdx.x, P::kUnit);
+      const size_t at = a.partFirst[q] + r.first;
+      lines[q] = linesOf<P>(a, me, generation, kResults, q, r.first);  // with this rank's input, from src
+      if (!P::template reduce<T, Op, true>(c, lines, reduced, a.src + at, a.dst + at, r.bytes, nullptr, 0, 0))
+        return false;
+      lines[q] = nullptr;
+    }
+    traceStamp(kTraceReceived);
+    return true;
+  }
+  for (int j = 0; j < n - 1; ++j) {
+    const int p = peerInTurn(c, j);
+    const Share s = shareOf(a.partBytes[p], blockIdx.x, P::kUnit);  // none for the root: its part is empty
+    P::send(linesOf<P>(a, p, generation, kInputs, me, s.first), a.src + a.partFirst[p] + s.first, s.bytes, sent);
+  }
+  traceStamp(kTraceSent);
+  const Share s = shareOf(a.partBytes[me], blockIdx.x, P::kUnit);
+  for (int q = 0; q < n; ++q)
+    if (q != root) lines[q] = linesOf<P>(a, me, generation, kInputs, q, s.first);
+  typename P::Word* const toRoot = linesOf<P>(a, root, generation, kResults, me, s.first);
+  if (!P::template reduce<T, Op, true>(c, lines, sent, a.src + a.partFirst[me] + s.first, nullptr, s.bytes, &toRoot, 1,
+                                       reduced))
+    return false;
+  traceStamp(kTraceReceived);
+  if (blockIdx.x != 0) return true;
+  __shared__ alignas(16) char token[kTokenBytes];
+  return P::recv(c, root, linesOf<P>(a, me, generation, kInputs, root, 0), token, kTokenBytes, sent);
 }
 
 // All-gather: this rank's block to every peer; alltoall: block p of the source to peer p. Then each peer's
@@ -243,7 +268,12 @@ struct LinesProtocol {
         } else {
           return false;
         }
-      default: return byPartsLines<P, T, Op>(a, generation, epoch);
+      default:
+        // Avg never folds (DirectPlan::planReduce): its owners would round a partial sum.
+        if constexpr (P::kFolds && Op != alloyAvg) {
+          if (a.rootFolds) return foldingReduceLines<P, T, Op>(a, generation, epoch);
+        }
+        return byPartsLines<P, T, Op>(a, generation, epoch);
     }
   }
 };

@@ -127,9 +127,10 @@ __device__ void copyOutWindow(const DirectLaunch& a, int generation, int k, Team
 //     peers in round k - 1 and are overwritten only in round k + 1, after this rank's step k + 2.
 // A reduce follows the two-shot with one destination for the results (the root), whose own part is empty:
 // nothing is stored to its input area, and it has no window to reduce; where it folds, it stores nothing
-// either, and its copy-out combines the results with its own input (the owners leave that input out). A reduce-scatter needs no step after
-// its last round. In place (dst == src) is safe: within one round the threads read and write different
-// windows, and a block reads its own part's bytes before writing them, element by element.
+// at all, and its copy-out combines the results with its own input, which the owners leave out. A
+// reduce-scatter needs no step after its last round. In place (dst == src) is safe: within one round the
+// threads read and write different windows, and a block reads its own part's bytes before writing them,
+// element by element.
 template <typename T, int Op>
 __device__ bool byPartsBulk(const DirectLaunch& a, int generation, uint64_t epoch) {
   const DeviceComm& c = a.comm;

@@ -1,8 +1,9 @@
-// The direct engine's algorithms over lines, written against a Lines type (Word, kUnit, at, send, recv
-// with an optional forward, reduce, token, awaitToken, and kFolds where its reduce can leave inputs out) so that the line format stays apart from the
-// algorithms: direct_narrow_lines.cuh's 16-byte lines and direct_wide_lines.cuh's 128-byte lines. Steps are
-// numbered 2 * epoch and 2 * epoch + 1 within the block's epoch-th operation; the Lines type turns a step
-// into its flag. Lines carry their own flags: a block without a share has nothing to wait for.
+// The direct engine's algorithms over lines, written against a Lines type (Word, kUnit, at, send, recv with
+// an optional forward, reduce, token, awaitToken; kFolds where its reduce can leave inputs out) so that the
+// line format stays apart from the algorithms: direct_narrow_lines.cuh's 16-byte lines and
+// direct_wide_lines.cuh's 128-byte lines. Steps are numbered 2 * epoch and 2 * epoch + 1 within the block's
+// epoch-th operation; the Lines type turns a step into its flag. Lines carry their own flags: a block without
+// a share has nothing to wait for.
 #pragma once
 
 #include "block_copy.cuh"
@@ -40,12 +41,13 @@ __device__ bool oneShotLines(const DirectLaunch& a, int generation, uint64_t epo
   return done;
 }
 
-// Two-shot, reduce-scatter and reduce over lines: step 1's lines are reduced straight from the peers'
-// lines, and each result line goes on at once, to every peer (two-shot) or to the root only (a reduce's
-// other owners keep nothing; the root keeps the result of its own part where planReduce gives it one, up
-// to ALLOY_REDUCE_ROOT_PART_MAX_BYTES); step 2 receives the peers' (two-shot) or the other owners' (the reduce's root). Every pair of
-// ranks exchanges lines in every operation, as the generation rule asks (direct_kernel.h): in a reduce every
-// owner hears from every rank in step 1, and the root from every other owner in step 2 as well.
+// Two-shot, reduce-scatter and reduce over lines: step 1's lines are reduced straight from the peers' lines,
+// and each result line goes on at once, to every peer (two-shot) or to the root only (a reduce's other owners
+// keep nothing; the root keeps the result of its own part where planReduce gives it one, up to
+// ALLOY_REDUCE_ROOT_PART_MAX_BYTES); step 2 receives the peers' (two-shot) or the other owners' (the reduce's
+// root). Every pair of ranks exchanges lines in every operation, as the generation rule asks
+// (direct_kernel.h): in a reduce every owner hears from every rank in step 1, and the root from every other
+// owner in step 2 as well. A reduce whose root folds (DirectLaunch::rootFolds) runs foldingReduceLines.
 template <typename P, typename T, int Op>
 __device__ bool byPartsLines(const DirectLaunch& a, int generation, uint64_t epoch) {
   const DeviceComm& c = a.comm;

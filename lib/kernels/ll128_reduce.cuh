@@ -17,14 +17,14 @@
 
 namespace alloy {
 
-// lines[q]: the chunk's lines in this rank's workspace from rank q (unused for q == me), all flagged
-// `flag`; with SomeAbsent, nullptr where rank q contributes nothing (a reduce whose root folds: its owners
-// leave the root's input out, and the root combines one owner's result with its own input). A template
-// parameter so that the reductions of every rank's input keep their code: a check at run time cost the
-// two-shot allreduce in these lines 1.0-1.3 us at 2-4 MB on 4 x H200 (docs/benchmarks.md, "Session 28"). dst may equal src, or be null where the result only travels on. Each result line also goes,
-// flagged forwardFlag, to forward[0..numForward) (peers' lines: the direct engine's two-shot hands its
-// reduced part on this way, a reduce's owner to the root). Returns false (on every thread) when a wait
-// was cut short.
+// lines[q]: the chunk's lines in this rank's workspace from rank q (unused for q == me), all flagged `flag`;
+// with SomeAbsent, nullptr where rank q contributes nothing (a reduce whose root folds: its owners leave the
+// root's input out, and the root combines one owner's result with its own input). A template parameter so
+// that the reductions of every rank's input keep their code: a check at run time cost the two-shot allreduce
+// in these lines 1.0-1.3 us at 2-4 MB on 4 x H200 (docs/benchmarks.md, "Session 28"). dst may equal src, or
+// be null where the result only travels on. Each result line also goes, flagged forwardFlag, to
+// forward[0..numForward) (peers' lines: the direct engine's two-shot hands its reduced part on this way, a
+// reduce's owner to the root). Returns false (on every thread) when a wait was cut short.
 template <typename T, int Op, bool SomeAbsent = false>
 __device__ inline bool ll128ReduceChunk(const DeviceComm& c, uint64_t* const* lines, uint64_t flag, const char* src,
                                         char* dst, size_t bytes, uint64_t* const* forward, int numForward,

@@ -51,6 +51,8 @@ size_t reduceRootPartMaxBytes(int nranks) {
   return static_cast<size_t>(callEnvInt("ALLOY_REDUCE_ROOT_PART_MAX_BYTES", fallback, 0));
 }
 
+bool reduceRootFolds() { return callEnvInt("ALLOY_REDUCE_ROOT_FOLDS", 1, 0) != 0; }
+
 Part partOf(size_t count, size_t elementSize, int n, int p) {
   const size_t align = 16 / elementSize;
   size_t per = (count + n - 1) / n;

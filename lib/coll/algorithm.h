@@ -48,8 +48,9 @@ size_t directLowLatencyMaxBytes(size_t fallback = kDirectLinesMaxBytes);
 // (the operation's default band: defaultWideLinesMax in direct_plan.h).
 size_t directWideLinesMaxBytes(size_t fallback);
 
-// Largest reduce by parts in 128-byte lines (bytes of the buffer) in which the root reduces a part of its
-// own, one of nranks, rather than leaving the nranks - 1 parts to the other ranks. The root then sends
+// Largest reduce by parts in 128-byte lines (bytes of the buffer) in which a root that does not fold (avg,
+// or reduceRootFolds off) reduces a part of its own, one of nranks, rather than leaving the nranks - 1
+// parts to the other ranks. The root then sends
 // (nranks - 1) / nranks of its buffer instead of all of it, but takes in 2 (nranks - 1) / nranks of it
 // (its part's inputs and the others' results) instead of one: the overlap wins while latency rules and the
 // root's ingress loses once bandwidth does. On 4 x H200 (docs/benchmarks.md, "Session 28") the root's part
@@ -57,6 +58,16 @@ size_t directWideLinesMaxBytes(size_t fallback);
 // default 4 MiB at 4 ranks, 8 MiB at 3, none elsewhere (not measured). ALLOY_REDUCE_ROOT_PART_MAX_BYTES,
 // read on every call.
 size_t reduceRootPartMaxBytes(int nranks);
+
+// Whether a reduce by parts in the direct engine (128-byte lines and bulk windows; every operator but avg)
+// leaves the root's input out of the owners' reductions, the root folding it into each owner's result as
+// it arrives: the root then sends nothing and takes in one buffer, while in the other forms it sends its
+// buffer (or most of it) before it takes the results in, or in bulk window after window. On 4 x H200
+// (docs/benchmarks.md, "Session 28") it took 4 MB from 29.2 to 24.7 us at 4 ranks (NCCL 25.8), 16 MB from
+// 89.3 to 80.6, at 3 ranks 16 MB from 94.0 to 80.1. Avg keeps the other forms: its owners would round a
+// partial sum to the type before the root divides the whole. ALLOY_REDUCE_ROOT_FOLDS, read on every call;
+// 1 by default, 0: the root sends its input to the owners.
+bool reduceRootFolds();
 
 // Part p of a count-element buffer split over n ranks: its first element and length. Parts are whole
 // 16-byte vectors where the buffer is large enough, so that the reduction stays vectorised; the last

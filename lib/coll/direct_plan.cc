@@ -186,9 +186,14 @@ bool DirectPlan::planReduce(const void* src, void* dst, size_t count, size_t ele
   rootedParts(kDirectReduce, src, dst, count, elementSize, root);
   const size_t bytes = count * elementSize;
   if (!fits(bytes)) return false;
-  // In 128-byte lines, up to a size (reduceRootPartMaxBytes says why), the root reduces a part of its own:
-  // its part's inputs arrive while it sends. In bulk the root's part stays empty: the windows' root only
-  // stores inputs and takes results in.
+  // The root folds its input into the owners' results (reduceRootFolds says why and when). Else, in bulk,
+  // its part stays empty (the windows' root only stores inputs and takes results in), and in 128-byte lines,
+  // up to a size (reduceRootPartMaxBytes), it reduces a part of its own: its part's inputs arrive while it
+  // sends.
+  if (args_.op != alloyAvg && reduceRootFolds()) {
+    args_.rootFolds = 1;
+    return true;
+  }
   if (args_.protocol != kDirectWideLines || bytes > reduceRootPartMaxBytes(args_.comm.nranks)) return true;
   rootedParts(kDirectReduce, src, dst, count, elementSize, root, true);
   return fits(bytes);

@@ -52,8 +52,15 @@ __device__ inline WindowShare windowShare(const DirectLaunch& a, int p, int k) {
   return WindowShare{first, s.first, first < end ? end - first : 0};
 }
 
+// Whether this rank is the root of a reduce that folds (DirectLaunch::rootFolds): it stores no inputs, the
+// owners reduce the other ranks' inputs, and it combines each owner's results with its own input.
+__device__ inline bool foldingRoot(const DirectLaunch& a) {
+  return a.algorithm == kDirectReduce && a.rootFolds && a.comm.rank == a.root;
+}
+
 // Window k of every peer's part, from this rank's input into its slot at that peer.
 __device__ void storeWindow(const DirectLaunch& a, int generation, int k, Team t) {
+  if (foldingRoot(a)) return;
   for (int j = 0; j < a.comm.nranks - 1; ++j) {
     const int p = peerInTurn(a.comm, j);
     const WindowShare s = windowShare(a, p, k);
@@ -69,8 +76,10 @@ __device__ void reduceWindow(const DirectLaunch& a, int generation, int k, Team 
   const int me = a.comm.rank, n = a.comm.nranks;
   const WindowShare s = windowShare(a, me, k);
   const char* inputs[kMaxLocalRanks];
+  int m = 0;  // every rank's input, but a folding root's
   for (int q = 0; q < n; ++q)
-    inputs[q] = q == me ? a.src + a.partFirst[me] + s.inPart : slotOf(a, me, generation, kInputs, q, k) + s.inSlot;
+    if (!(a.rootFolds && q == a.root))
+      inputs[m++] = q == me ? a.src + a.partFirst[me] + s.inPart : slotOf(a, me, generation, kInputs, q, k) + s.inSlot;
   char* dsts[kMaxLocalRanks];
   int count = 0;
   switch (a.algorithm) {
@@ -82,18 +91,26 @@ __device__ void reduceWindow(const DirectLaunch& a, int generation, int k, Team 
     case kDirectReduce: dsts[count++] = slotOf(a, a.root, generation, kResults, me, k) + s.inSlot; break;
     default: dsts[count++] = a.dst + s.inPart; break;
   }
-  blockReduce<T, Op>(dsts, count, inputs, n, s.bytes, t);
+  blockReduce<T, Op>(dsts, count, inputs, m, s.bytes, t);
 }
 
 // Window k of every peer's reduced part, from this rank's result area into its output (two-shot; reduce:
-// on the root, whose result area alone the peers fill).
+// on the root, whose result area alone the peers fill), combined with the root's own input where it folds.
+template <typename T, int Op>
 __device__ void copyOutWindow(const DirectLaunch& a, int generation, int k, Team t) {
   if (a.algorithm == kDirectReduce && a.comm.rank != a.root) return;
+  const bool folds = foldingRoot(a);
   for (int q = 0; q < a.comm.nranks; ++q) {
     if (q == a.comm.rank) continue;
     const WindowShare r = windowShare(a, q, k);
-    blockCopy(a.dst + a.partFirst[q] + r.inPart, slotOf(a, a.comm.rank, generation, kResults, q, k) + r.inSlot,
-              r.bytes, t);
+    char* dst = a.dst + a.partFirst[q] + r.inPart;
+    const char* results = slotOf(a, a.comm.rank, generation, kResults, q, k) + r.inSlot;
+    if (folds) {
+      const char* inputs[2] = {a.src + a.partFirst[q] + r.inPart, results};
+      blockReduce<T, Op>(&dst, 1, inputs, 2, r.bytes, t);
+    } else {
+      blockCopy(dst, results, r.bytes, t);
+    }
   }
 }
 
@@ -109,9 +126,11 @@ __device__ void copyOutWindow(const DirectLaunch& a, int generation, int k, Team
 //     window k - 2, in round k - 1; and window k - 1's results, copied out in round k, were stored by the
 //     peers in round k - 1 and are overwritten only in round k + 1, after this rank's step k + 2.
 // A reduce follows the two-shot with one destination for the results (the root), whose own part is empty:
-// nothing is stored to its input area, and it has no window to reduce. A reduce-scatter needs no step after
-// its last round. In place (dst == src) is safe: within one round the threads read and write different
-// windows, and a block reads its own part's bytes before writing them, element by element.
+// nothing is stored to its input area, and it has no window to reduce; where it folds, it stores nothing
+// at all, and its copy-out combines the results with its own input, which the owners leave out. A
+// reduce-scatter needs no step after its last round. In place (dst == src) is safe: within one round the
+// threads read and write different windows, and a block reads its own part's bytes before writing them,
+// element by element.
 template <typename T, int Op>
 __device__ bool byPartsBulk(const DirectLaunch& a, int generation, uint64_t epoch) {
   const DeviceComm& c = a.comm;
@@ -128,14 +147,14 @@ __device__ bool byPartsBulk(const DirectLaunch& a, int generation, uint64_t epoc
     const bool copying = resultsTravel && k > 0;
     if (more && storing) {
       storeWindow(a, generation, k + 1, half);
-      if (copying) copyOutWindow(a, generation, k - 1, half);
+      if (copying) copyOutWindow<T, Op>(a, generation, k - 1, half);
       traceRoundAdd(kRoundStores, roundStart, half.rank == 0);
     } else if (more) {
       reduceWindow<T, Op>(a, generation, k, half);
       traceRoundAdd(kRoundReduce, roundStart, half.rank == 0);
     } else {
       reduceWindow<T, Op>(a, generation, k, wholeBlock());
-      if (copying) copyOutWindow(a, generation, k - 1, wholeBlock());
+      if (copying) copyOutWindow<T, Op>(a, generation, k - 1, wholeBlock());
     }
     if (!more && !resultsTravel) return true;
     arrive(c, stepFlag(epoch, k + 2));
@@ -145,7 +164,7 @@ __device__ bool byPartsBulk(const DirectLaunch& a, int generation, uint64_t epoc
       traceRoundCounted();
     }
   }
-  copyOutWindow(a, generation, a.windows - 1, wholeBlock());
+  copyOutWindow<T, Op>(a, generation, a.windows - 1, wholeBlock());
   return true;
 }
 

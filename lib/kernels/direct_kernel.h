@@ -89,6 +89,11 @@ struct DirectLaunch {
   size_t windowBytes;
   int windows;
   int root;  // reduce: the rank that receives the result; broadcasts: the rank that sends
+  // Reduce by parts (128-byte lines, bulk): the root's part is empty and it sends no inputs; the owners
+  // reduce the other ranks' inputs, and the root folds its own input into each owner's result as it
+  // arrives (in lines its block 0 sends each owner a token line instead, for the generation rule; bulk
+  // steps exchange flags anyway). DirectPlan::planReduce says when.
+  int rootFolds;
 #if ALLOY_KERNEL_TRACE
   KernelTraceRecord* trace;  // where block 0 records the launch (kernel_trace.h); nullptr: untraced
 #endif

@@ -1,8 +1,9 @@
-// The direct engine's algorithms over lines, written against a Lines type (Word, kUnit, at, send, recv
-// with an optional forward, reduce, token, awaitToken) so that the line format stays apart from the
-// algorithms: direct_narrow_lines.cuh's 16-byte lines and direct_wide_lines.cuh's 128-byte lines. Steps are
-// numbered 2 * epoch and 2 * epoch + 1 within the block's epoch-th operation; the Lines type turns a step
-// into its flag. Lines carry their own flags: a block without a share has nothing to wait for.
+// The direct engine's algorithms over lines, written against a Lines type (Word, kUnit, at, send, recv with
+// an optional forward, reduce, token, awaitToken; kFolds where its reduce can leave inputs out) so that the
+// line format stays apart from the algorithms: direct_narrow_lines.cuh's 16-byte lines and
+// direct_wide_lines.cuh's 128-byte lines. Steps are numbered 2 * epoch and 2 * epoch + 1 within the block's
+// epoch-th operation; the Lines type turns a step into its flag. Lines carry their own flags: a block without
+// a share has nothing to wait for.
 #pragma once
 
 #include "block_copy.cuh"
@@ -40,12 +41,13 @@ __device__ bool oneShotLines(const DirectLaunch& a, int generation, uint64_t epo
   return done;
 }
 
-// Two-shot, reduce-scatter and reduce over lines: step 1's lines are reduced straight from the peers'
-// lines, and each result line goes on at once, to every peer (two-shot) or to the root only (a reduce's
-// other owners keep nothing; the root keeps the result of its own part where planReduce gives it one, up
-// to ALLOY_REDUCE_ROOT_PART_MAX_BYTES); step 2 receives the peers' (two-shot) or the other owners' (the reduce's root). Every pair of
-// ranks exchanges lines in every operation, as the generation rule asks (direct_kernel.h): in a reduce every
-// owner hears from every rank in step 1, and the root from every other owner in step 2 as well.
+// Two-shot, reduce-scatter and reduce over lines: step 1's lines are reduced straight from the peers' lines,
+// and each result line goes on at once, to every peer (two-shot) or to the root only (a reduce's other owners
+// keep nothing; the root keeps the result of its own part where planReduce gives it one, up to
+// ALLOY_REDUCE_ROOT_PART_MAX_BYTES); step 2 receives the peers' (two-shot) or the other owners' (the reduce's
+// root). Every pair of ranks exchanges lines in every operation, as the generation rule asks
+// (direct_kernel.h): in a reduce every owner hears from every rank in step 1, and the root from every other
+// owner in step 2 as well. A reduce whose root folds (DirectLaunch::rootFolds) runs foldingReduceLines.
 template <typename P, typename T, int Op>
 __device__ bool byPartsLines(const DirectLaunch& a, int generation, uint64_t epoch) {
   const DeviceComm& c = a.comm;
@@ -84,6 +86,58 @@ __device__ bool byPartsLines(const DirectLaunch& a, int generation, uint64_t epo
   }
   traceStamp(kTraceReceived);  // the peers' results in as well
   return true;
+}
+
+// A folding reduce root's token to each owner: one word of its input, sent and received as data (one line).
+constexpr size_t kTokenBytes = 8;
+
+// A reduce whose root folds (DirectLaunch::rootFolds), over lines whose reduction can leave inputs out
+// (P::kFolds): every rank but the root sends each owner its part of the input and reduces its own part from
+// every rank's input but the root's, each result line going on to the root at once; the root sends no
+// input, and combines each owner's result lines with its own input as they arrive. The root's links then
+// take in one buffer and send nothing, where byPartsLines's root sends its buffer (or most of it) before it
+// takes the results in. For the generation rule (direct_kernel.h) the root's block 0 sends each owner a
+// token line, which the owner's block 0 awaits; the root hears from every owner through its results.
+template <typename P, typename T, int Op>
+__device__ bool foldingReduceLines(const DirectLaunch& a, int generation, uint64_t epoch) {
+  const DeviceComm& c = a.comm;
+  const int me = c.rank, n = c.nranks, root = a.root;
+  const uint64_t sent = 2 * epoch, reduced = 2 * epoch + 1;
+  typename P::Word* lines[kMaxLocalRanks] = {};  // the contributing ranks' lines; nullptr: none from that rank
+  if (me == root) {
+    if (blockIdx.x == 0)
+      for (int j = 0; j < n - 1; ++j)
+        P::send(linesOf<P>(a, peerInTurn(c, j), generation, kInputs, me, 0), a.src, kTokenBytes, sent);
+    traceStamp(kTraceSent);
+    for (int j = 0; j < n - 1; ++j) {
+      const int q = sourceInTurn(c, j);
+      const Share r = shareOf(a.partBytes[q], blockIdx.x, P::kUnit);
+      const size_t at = a.partFirst[q] + r.first;
+      lines[q] = linesOf<P>(a, me, generation, kResults, q, r.first);  // with this rank's input, from src
+      if (!P::template reduce<T, Op, true>(c, lines, reduced, a.src + at, a.dst + at, r.bytes, nullptr, 0, 0))
+        return false;
+      lines[q] = nullptr;
+    }
+    traceStamp(kTraceReceived);
+    return true;
+  }
+  for (int j = 0; j < n - 1; ++j) {
+    const int p = peerInTurn(c, j);
+    const Share s = shareOf(a.partBytes[p], blockIdx.x, P::kUnit);  // none for the root: its part is empty
+    P::send(linesOf<P>(a, p, generation, kInputs, me, s.first), a.src + a.partFirst[p] + s.first, s.bytes, sent);
+  }
+  traceStamp(kTraceSent);
+  const Share s = shareOf(a.partBytes[me], blockIdx.x, P::kUnit);
+  for (int q = 0; q < n; ++q)
+    if (q != root) lines[q] = linesOf<P>(a, me, generation, kInputs, q, s.first);
+  typename P::Word* const toRoot = linesOf<P>(a, root, generation, kResults, me, s.first);
+  if (!P::template reduce<T, Op, true>(c, lines, sent, a.src + a.partFirst[me] + s.first, nullptr, s.bytes, &toRoot, 1,
+                                       reduced))
+    return false;
+  traceStamp(kTraceReceived);
+  if (blockIdx.x != 0) return true;
+  __shared__ alignas(16) char token[kTokenBytes];
+  return P::recv(c, root, linesOf<P>(a, me, generation, kInputs, root, 0), token, kTokenBytes, sent);
 }
 
 // All-gather: this rank's block to every peer; alltoall: block p of the source to peer p. Then each peer's
@@ -216,7 +270,12 @@ struct LinesProtocol {
         } else {
           return false;
         }
-      default: return byPartsLines<P, T, Op>(a, generation, epoch);
+      default:
+        // Avg never folds (DirectPlan::planReduce): its owners would round a partial sum.
+        if constexpr (P::kFolds && Op != alloyAvg) {
+          if (a.rootFolds) return foldingReduceLines<P, T, Op>(a, generation, epoch);
+        }
+        return byPartsLines<P, T, Op>(a, generation, epoch);
     }
   }
 };

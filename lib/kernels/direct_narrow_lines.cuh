@@ -14,6 +14,7 @@ struct NarrowLines {
   using Word = uint4;
   static constexpr size_t kUnit = 16;
   static constexpr bool kCarriesBroadcasts = true;
+  static constexpr bool kFolds = false;  // no reduce by parts in these lines (DirectPlan::fits)
   __device__ static Word* at(char* slot, size_t first) { return reinterpret_cast<Word*>(slot) + first / kLlDataPerLine; }
   __device__ static void send(Word* lines, const char* src, size_t bytes, uint64_t step) {
     llSendChunk(lines, src, bytes, llFlag(step));

@@ -17,12 +17,15 @@
 
 namespace alloy {
 
-// lines[q]: the chunk's lines in this rank's workspace from rank q (unused for q == me), all flagged
-// `flag`. dst may equal src, or be null where the result only travels on. Each result line also goes,
-// flagged forwardFlag, to forward[0..numForward) (peers' lines: the direct engine's two-shot hands its
-// reduced part on this way, a reduce's owner to the root). Returns false (on every thread) when a wait
-// was cut short.
-template <typename T, int Op>
+// lines[q]: the chunk's lines in this rank's workspace from rank q (unused for q == me), all flagged `flag`;
+// with SomeAbsent, nullptr where rank q contributes nothing (a reduce whose root folds: its owners leave the
+// root's input out, and the root combines one owner's result with its own input). A template parameter so
+// that the reductions of every rank's input keep their code: a check at run time cost the two-shot allreduce
+// in these lines 1.0-1.3 us at 2-4 MB on 4 x H200 (docs/benchmarks.md, "Session 28"). dst may equal src, or
+// be null where the result only travels on. Each result line also goes, flagged forwardFlag, to
+// forward[0..numForward) (peers' lines: the direct engine's two-shot hands its reduced part on this way, a
+// reduce's owner to the root). Returns false (on every thread) when a wait was cut short.
+template <typename T, int Op, bool SomeAbsent = false>
 __device__ inline bool ll128ReduceChunk(const DeviceComm& c, uint64_t* const* lines, uint64_t flag, const char* src,
                                         char* dst, size_t bytes, uint64_t* const* forward, int numForward,
                                         uint64_t forwardFlag) {
@@ -34,6 +37,13 @@ __device__ inline bool ll128ReduceChunk(const DeviceComm& c, uint64_t* const* li
   const int me = c.rank, n = c.nranks;
   const Ll128Lanes<U> l(bytes);
   const bool flagLane = l.part == kLl128LanesPerLine - 1;
+  uint32_t present = ~0u;  // the ranks that contribute; the first in rank order starts the accumulators
+  if constexpr (SomeAbsent) {
+    present = 0;
+    for (int q = 0; q < n; ++q)
+      if (q == me || lines[q] != nullptr) present |= 1u << q;
+  }
+  const int first = SomeAbsent ? __ffs(static_cast<int>(present)) - 1 : 0;
   bool ok = true;
   for (size_t base = l.first; ok && base < l.count; base += l.stride) {
     bool active[U];
@@ -54,7 +64,7 @@ __device__ inline bool ll128ReduceChunk(const DeviceComm& c, uint64_t* const* li
 #pragma unroll
         for (int u = 0; u < U; ++u) {
           a[g][u] = b[g][u] = 0;
-          if (q >= n || !active[u]) continue;
+          if (q >= n || !active[u] || (SomeAbsent && !(present >> q & 1))) continue;
           if (q == me) {
             a[g][u] = loadWord(src + offset[u], take0[u]);
             b[g][u] = loadWord(src + offset[u] + 8, take1[u]);
@@ -67,6 +77,7 @@ __device__ inline bool ll128ReduceChunk(const DeviceComm& c, uint64_t* const* li
       for (int g = 0; g < kInputsInFlight; ++g) {
         const int q = q0 + g;
         if (q >= n) break;
+        if (SomeAbsent && !(present >> q & 1)) continue;
         if (q != me) {
           uint64_t* p[U];
 #pragma unroll
@@ -79,8 +90,8 @@ __device__ inline bool ll128ReduceChunk(const DeviceComm& c, uint64_t* const* li
         }
 #pragma unroll
         for (int u = 0; u < U; ++u) {
-          combineWord<T, Op>(acc0[u], a[g][u], take0[u], q == 0);
-          combineWord<T, Op>(acc1[u], b[g][u], take1[u], q == 0);
+          combineWord<T, Op>(acc0[u], a[g][u], take0[u], q == first);
+          combineWord<T, Op>(acc1[u], b[g][u], take1[u], q == first);
         }
       }
     }

@@ -521,7 +521,8 @@ TEST_F(Reduce, WindowsThroughSmallAreas) { windowsThroughSmallAreas(Coll::Reduce
 // Parts that fit one area, in windows of at most ALLOY_REDUCE_WINDOW_BYTES each (direct_plan.cc: the root
 // takes in one window's results while it stores the next). 4 KiB windows make many from little data:
 // parts of one window and 16 bytes, of five windows and a ragged end, of 64 windows; every root in turn, in
-// place and at odd offsets, in narrow types.
+// place and at odd offsets, in narrow types; the root folding its input into the results (avg excepted)
+// and not.
 TEST_F(Reduce, NarrowedWindowsWhereThePartsFitAnArea) {
   if (const char* why = withoutDirectEngine()) GTEST_SKIP() << why;
   if (nranks < 3 || comm->topology.spansHosts()) GTEST_SKIP() << "by parts needs 3 or more ranks on one host";
@@ -530,13 +531,16 @@ TEST_F(Reduce, NarrowedWindowsWhereThePartsFitAnArea) {
   ScopedEnv narrow("ALLOY_REDUCE_WINDOW_BYTES", kWindow);
   DirectWideLinesMax bulk(0);  // the smaller parts would fit 128-byte lines
   uint64_t tag = 0;
-  for (size_t partBytes : {kWindow + 16, 5 * kWindow - 1000, 64 * kWindow}) {
-    const size_t count = partBytes / 4 * (nranks - 1) + 3;  // 4-byte elements; the last part ragged
-    Shape shapes[] = {{count, alloyFloat32, alloySum}, {count, alloyInt32, alloyMax, 0, 0, true},
-                      {count * 2, alloyBfloat16, alloyAvg, 2, 6}, {count * 4, alloyUint8, alloyMin, 3, 0, true}};
-    for (Shape& s : shapes) {
-      s.root = static_cast<int>(tag % nranks);
-      run(Coll::Reduce, s, ++tag);
+  for (const size_t folds : {1, 0}) {
+    ScopedEnv rootFolds("ALLOY_REDUCE_ROOT_FOLDS", folds);
+    for (size_t partBytes : {kWindow + 16, 5 * kWindow - 1000, 64 * kWindow}) {
+      const size_t count = partBytes / 4 * (nranks - 1) + 3;  // 4-byte elements; the last part ragged
+      Shape shapes[] = {{count, alloyFloat32, alloySum}, {count, alloyInt32, alloyMax, 0, 0, true},
+                        {count * 2, alloyBfloat16, alloyAvg, 2, 6}, {count * 4, alloyUint8, alloyMin, 3, 0, true}};
+      for (Shape& s : shapes) {
+        s.root = static_cast<int>(tag % nranks);
+        run(Coll::Reduce, s, ++tag);
+      }
     }
   }
 }
@@ -570,8 +574,9 @@ TEST_F(Reduce, ByPartsEveryRootInPlaceAndUnaligned) {
 // lines where its parts fit the line areas (reduce.cc), and over the rings' flat form where they do not, with
 // the lines' band and the bulk form by parts set aside. At the edge: parts of a full slot, in the direct
 // engine (its operation count moves), and parts one element larger, not (it stays); every root, in place
-// and at odd offsets; the root with an empty part and, at the same edge, with a part of its own (nranks
-// smaller parts: direct_plan.cc, planReduce).
+// and at odd offsets; in each of the root's three forms (direct_plan.cc, planReduce): folding its input
+// into the owners' results (avg excepted), with an empty part and, at the same edge, with a part of its own
+// (nranks smaller parts).
 TEST_F(Reduce, WideLinesUpToTheLineAreas) {
   if (const char* why = withoutDirectEngine()) GTEST_SKIP() << why;
   if (nranks < 3) GTEST_SKIP() << "a reduce goes by parts from 3 ranks on";
@@ -585,8 +590,12 @@ TEST_F(Reduce, WideLinesUpToTheLineAreas) {
   ASSERT_GT(fits * 4, std::max(alloy::allreduceOneShotMaxBytes(nranks), alloy::kDirectLinesMaxBytes))
       << "the edge lies below the 128-byte lines' band";
   uint64_t tag = 0;
-  for (const size_t rootPartMax : {size_t{0}, kNever}) {
-    ScopedEnv rootPart("ALLOY_REDUCE_ROOT_PART_MAX_BYTES", rootPartMax);
+  struct RootForm {
+    size_t folds, partMax;
+  };
+  for (const RootForm form : {RootForm{1, 0}, RootForm{0, 0}, RootForm{0, kNever}}) {
+    ScopedEnv folds("ALLOY_REDUCE_ROOT_FOLDS", form.folds);
+    ScopedEnv rootPart("ALLOY_REDUCE_ROOT_PART_MAX_BYTES", form.partMax);
     for (int root = 0; root < nranks; ++root)
       for (const bool larger : {false, true}) {
         const size_t count = larger ? fits + parts : fits;
@@ -604,9 +613,35 @@ TEST_F(Reduce, WideLinesUpToTheLineAreas) {
   }
 }
 
+// A reduce by parts in the direct engine whose root folds its input into the owners' results, from 3 ranks
+// on, in 128-byte lines (where the links carry them) and in bulk: every datatype with every operator (avg
+// keeps the root's input with the owners), at 100,003 elements (odd, so the parts end mid-line and
+// mid-vector), each to another root.
+TEST_F(Reduce, RootFoldsEveryDatatypeAndOperator) {
+  if (const char* why = withoutDirectEngine()) GTEST_SKIP() << why;
+  if (nranks < 3 || comm->topology.spansHosts()) GTEST_SKIP() << "by parts needs 3 or more ranks on one host";
+  ScopedEnv byParts("ALLOY_REDUCE_SCATTER_MIN_BYTES", 0);
+  std::vector<Engine> forms{Engine::DirectBulk};
+  if (wideLinesHere()) forms.insert(forms.begin(), Engine::DirectWideLines);
+  uint64_t tag = 0;
+  for (const Engine form : forms) {
+    SCOPED_TRACE(engineName(form));
+    EngineForced forced(form);
+    for (alloyDataType_t type : kAllTypes)
+      for (alloyRedOp_t op : kAllOps) {
+        Shape s{100003, type, op};
+        s.root = static_cast<int>(tag % nranks);
+        const uint64_t before = directOperations();
+        run(Coll::Reduce, s, ++tag);
+        EXPECT_EQ(directOperations() - before, 1u) << "the reduce must run in the direct engine";
+      }
+  }
+}
+
 // The reduced suite's reductions in 128-byte lines (scripts/gpu-check.sh sanitize): a reduce by parts to
-// every root and a reduce-scatter, the lines forced, at 300,001 elements (parts of 100-300 KB), in place
-// and at odd offsets. The two-shot allreduce's lines run in AllReduce.BothProtocols.
+// every root (the root folding, and with the fold off) and a reduce-scatter, the lines forced, at 300,001
+// elements (parts of 100-300 KB), in place and at odd offsets. The two-shot allreduce's lines run in
+// AllReduce.BothProtocols.
 TEST_F(Reduce, ByPartsAndReduceScatterInWideLines) {
   if (const char* why = withoutDirectEngine()) GTEST_SKIP() << why;
   if (!wideLinesHere()) GTEST_SKIP() << "the links do not carry 128-byte lines";
@@ -614,7 +649,10 @@ TEST_F(Reduce, ByPartsAndReduceScatterInWideLines) {
   ScopedEnv byParts("ALLOY_REDUCE_SCATTER_MIN_BYTES", 0);
   uint64_t tag = 0;
   if (nranks >= 3)
-    for (int root = 0; root < nranks; ++root) inPlaceAndUnaligned(300001, root, &tag);
+    for (const size_t folds : {1, 0}) {
+      ScopedEnv rootFolds("ALLOY_REDUCE_ROOT_FOLDS", folds);
+      for (int root = 0; root < nranks; ++root) inPlaceAndUnaligned(300001, root, &tag);
+    }
   for (const bool inPlace : {false, true}) {
     const uint64_t before = directOperations();
     run(Coll::ReduceScatter, {300001, alloyFloat32, alloySum, inPlace ? 0u : 4u, inPlace ? 0u : 12u, inPlace}, ++tag);

@@ -89,7 +89,7 @@ DirectWindows windowsFor(const DeviceComm& c, size_t largestPart, size_t windowM
 
 bool DirectPlan::fits(size_t total) {
   const bool reduce = args_.algorithm == kDirectReduce;
-  // The root's part is empty in a two-step broadcast and in a reduce by parts in bulk (planReduce).
+  // The root's part is empty in a two-step broadcast, and in a reduce by parts unless planReduce gives it one.
   const bool rooted = reduce || args_.algorithm == kDirectBroadcastTwoShot;
   const bool byParts = rooted || args_.algorithm == kDirectTwoShot || args_.algorithm == kDirectReduceScatter;
   // The parts that carry data: every rank's, but an empty part of the root's.

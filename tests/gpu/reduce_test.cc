@@ -621,6 +621,7 @@ TEST_F(Reduce, RootFoldsEveryDatatypeAndOperator) {
   if (const char* why = withoutDirectEngine()) GTEST_SKIP() << why;
   if (nranks < 3 || comm->topology.spansHosts()) GTEST_SKIP() << "by parts needs 3 or more ranks on one host";
   ScopedEnv byParts("ALLOY_REDUCE_SCATTER_MIN_BYTES", 0);
+  ScopedEnv folds("ALLOY_REDUCE_ROOT_FOLDS", 1);  // the default, said outright: a user's 0 would skip the fold
   std::vector<Engine> forms{Engine::DirectBulk};
   if (wideLinesHere()) forms.insert(forms.begin(), Engine::DirectWideLines);
   uint64_t tag = 0;

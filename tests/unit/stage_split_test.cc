@@ -59,3 +59,36 @@ TEST(StageSplit, NoOperationsGiveNoCalls) {
   EXPECT_LT(s.total, 0);
   EXPECT_LT(s.network, 0);
 }
+
+// net-latency's transfers: the sender's and receiver's stamps of each transfer together, medians over three
+// transfers worked out by hand; a pair whose sender did not send or whose receiver did not receive is left
+// out.
+TEST(TransferSplit, BothEndsOfEachTransferTogether) {
+  const auto end = [](int64_t rang, alloy::NetStages stages, int64_t seen) {
+    return RankedOperation{rang * kUs, stages, seen * kUs};
+  };
+  // Sender: rang, rung, posted (sent a microsecond later); receiver: in, released, seen.
+  const std::vector<RankedOperation> senders = {
+      end(0, op(1, 2, 8, 0, 9), 10), end(100, op(2, 101, 107, 0, 108), 110), end(200, op(3, 203, 206, 0, 207), 210),
+      end(300, op(4, 301, 0, 305, 306), 310),  // received instead of sending: left out
+  };
+  const std::vector<RankedOperation> receivers = {
+      end(1, op(5, 1, 0, 10, 11), 12), end(90, op(6, 95, 0, 109, 110), 111), end(190, op(7, 195, 0, 209, 210), 212),
+      end(300, op(8, 300, 0, 320, 321), 322),
+  };
+  const TransferSplit t = splitTransfers(senders, receivers);
+  EXPECT_EQ(t.transfers, 3u);
+  EXPECT_DOUBLE_EQ(t.ringToProxy, 2);     // 2, 1, 3
+  EXPECT_DOUBLE_EQ(t.proxyToPosted, 5);   // posted = sent - 1: 5, 5, 2
+  EXPECT_DOUBLE_EQ(t.postedToIn, 3);      // 10 - 7, 109 - 106, 209 - 205: 3, 3, 4
+  EXPECT_DOUBLE_EQ(t.inToReleased, 1);    // 1, 1, 1
+  EXPECT_DOUBLE_EQ(t.releasedToSeen, 1);  // 1, 1, 2
+  EXPECT_DOUBLE_EQ(t.total, 12);          // 12, 11, 12
+}
+
+TEST(TransferSplit, NoTransfersGiveNoStages) {
+  const TransferSplit t = splitTransfers({}, {});
+  EXPECT_EQ(t.transfers, 0u);
+  EXPECT_LT(t.total, 0);
+  EXPECT_LT(t.postedToIn, 0);
+}

@@ -51,3 +51,27 @@ StageSplit splitStages(const std::vector<CallTimes>& calls, const std::vector<al
   out.total = median(total);
   return out;
 }
+
+TransferSplit splitTransfers(const std::vector<RankedOperation>& senders, const std::vector<RankedOperation>& receivers) {
+  std::vector<double> ringToProxy, proxyToPosted, postedToIn, inToReleased, releasedToSeen, total;
+  for (size_t k = 0; k < senders.size() && k < receivers.size(); ++k) {
+    const RankedOperation& s = senders[k];
+    const RankedOperation& r = receivers[k];
+    if (s.stages.posted == 0 || r.stages.in == 0) continue;
+    ringToProxy.push_back(us(s.rang, s.stages.rung));
+    proxyToPosted.push_back(us(s.stages.rung, s.stages.posted));
+    postedToIn.push_back(us(s.stages.posted, r.stages.in));
+    inToReleased.push_back(us(r.stages.in, r.stages.released));
+    releasedToSeen.push_back(us(r.stages.released, r.seen));
+    total.push_back(us(s.rang, r.seen));
+  }
+  TransferSplit out;
+  out.transfers = total.size();
+  out.ringToProxy = median(ringToProxy);
+  out.proxyToPosted = median(proxyToPosted);
+  out.postedToIn = median(postedToIn);
+  out.inToReleased = median(inToReleased);
+  out.releasedToSeen = median(releasedToSeen);
+  out.total = median(total);
+  return out;
+}

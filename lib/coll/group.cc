@@ -24,33 +24,44 @@ struct PendingP2p {
   size_t bytes;
 };
 
+// A thread's group, and what its launches reuse from one group to the next: the calls' queue, the
+// communicators, streams and plans keep their memory (cleared, not freed), so that a small grouped
+// send/recv, which nccl-tests and halo exchanges make back to back, allocates nothing on the host.
 struct GroupState {
   int depth = 0;
   std::vector<PendingP2p> pending;
   // The first error inside the group: alloyGroupEnd returns it and enqueues nothing.
   alloyResult_t error = alloySuccess;
   std::string errorMessage;
+  std::vector<alloyComm_t> comms;
+  std::vector<cudaStream_t> streams;
+  std::vector<std::unique_ptr<P2pPlan>> plans;  // the first comms.size() serve the launch in hand
 };
 
 thread_local GroupState group;
 
+// The plans of `ops` (group.pending, or one call outside a group), checked and then launched.
 alloyResult_t launchPending(const std::vector<PendingP2p>& ops) {
   // One launch per communicator, in an order every rank agrees on (see alloyComm::orderKey): ranks that
   // queue two communicators' kernels on one stream must queue them alike, or each waits on the other.
-  std::vector<alloyComm_t> comms;
+  std::vector<alloyComm_t>& comms = group.comms;
+  std::vector<cudaStream_t>& streams = group.streams;
+  comms.clear();
+  streams.clear();
   for (const PendingP2p& op : ops)
     if (std::find(comms.begin(), comms.end(), op.comm) == comms.end()) comms.push_back(op.comm);
   std::sort(comms.begin(), comms.end(), [](alloyComm_t a, alloyComm_t b) { return a->orderKey < b->orderKey; });
   // Every plan is checked before any is launched: a group that fails enqueues nothing at all, on any of
   // its communicators, rather than some of them (the peers of those would then be out of step).
-  std::vector<std::unique_ptr<P2pPlan>> plans;
-  std::vector<cudaStream_t> streams;
-  for (const alloyComm_t comm : comms) {
+  std::vector<std::unique_ptr<P2pPlan>>& plans = group.plans;
+  for (size_t c = 0; c < comms.size(); ++c) {
+    const alloyComm_t comm = comms[c];
     const cudaStream_t stream =
         std::find_if(ops.begin(), ops.end(), [&](const PendingP2p& op) { return op.comm == comm; })->stream;
-    plans.push_back(std::make_unique<P2pPlan>(comm, kOpSendRecv));
+    if (c == plans.size()) plans.push_back(std::make_unique<P2pPlan>(comm, kOpSendRecv));
+    else plans[c]->reset(comm, kOpSendRecv);
     streams.push_back(stream);
-    P2pPlan& plan = *plans.back();
+    P2pPlan& plan = *plans[c];
     for (const PendingP2p& op : ops) {
       if (op.comm != comm) continue;
       if (op.stream != stream)
@@ -61,7 +72,7 @@ alloyResult_t launchPending(const std::vector<PendingP2p>& ops) {
     }
     ALLOY_TRY(plan.prepare("alloyGroupEnd"));
   }
-  for (size_t c = 0; c < plans.size(); ++c) ALLOY_TRY(plans[c]->launch(streams[c], "alloyGroupEnd"));
+  for (size_t c = 0; c < comms.size(); ++c) ALLOY_TRY(plans[c]->launch(streams[c], "alloyGroupEnd"));
   return alloySuccess;
 }
 
@@ -78,7 +89,10 @@ alloyResult_t enqueueP2p(bool isSend, const void* buffer, size_t count, alloyDat
   PendingP2p op{comm, stream, isSend, peer, const_cast<void*>(buffer), bytes};
   if (group.depth == 0) {
     ALLOY_TRY(result);
-    return launchPending({op});
+    group.pending.assign(1, op);  // empty outside a group
+    const alloyResult_t launched = launchPending(group.pending);
+    group.pending.clear();
+    return launched;
   }
   if (result != alloySuccess) {
     if (group.error == alloySuccess) {
@@ -114,14 +128,14 @@ ALLOY_API alloyResult_t alloyGroupEnd(void) {
   if (group.depth == 0)
     return fail(alloyInvalidUsage, "alloyGroupEnd: no group is open on this thread (call alloyGroupStart first)");
   if (--group.depth > 0) return alloySuccess;
-  std::vector<PendingP2p> ops;
-  ops.swap(group.pending);
   const alloyResult_t error = group.error;
   group.error = alloySuccess;
+  const alloyResult_t launched = error != alloySuccess ? error : launchPending(group.pending);
+  group.pending.clear();  // its memory stays for the next group
   if (error != alloySuccess)
     return fail(error, "alloyGroupEnd: nothing was enqueued because an operation in the group failed: %s",
                 group.errorMessage.c_str());
-  return launchPending(ops);
+  return launched;
 }
 
 }  // extern "C"

@@ -58,9 +58,17 @@ alloyResult_t launchCopies(const P2pLaunch& launch, cudaStream_t stream) {
 
 }  // namespace
 
-P2pPlan::P2pPlan(alloyComm_t comm, Operation operation) : comm_(comm) {
+P2pPlan::P2pPlan(alloyComm_t comm, Operation operation) { reset(comm, operation); }
+
+void P2pPlan::reset(alloyComm_t comm, Operation operation) {
+  comm_ = comm;
   args_.comm = operationDeviceComm(comm, operation);
   args_.numTasks = 0;
+  for (auto* byPeer : {&sends_, &recvs_})
+    for (std::vector<P2pSegment>& segments : *byPeer) segments.clear();
+  forwards_.clear();
+  rounds_.clear();
+  prepared_ = false;
 }
 
 // The tables by peer are sized at their first use: a broadcast makes three plans per call and often

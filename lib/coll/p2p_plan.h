@@ -18,6 +18,10 @@ class P2pPlan {
  public:
   // operation: what the launch serves, for fault reports.
   P2pPlan(alloyComm_t comm, Operation operation);
+  // Empties the plan for another launch, as if it were constructed anew, but keeps the memory of its tables:
+  // a group's plans are reused from one alloyGroupEnd to the next (lib/coll/group.cc), so that a small
+  // grouped send/recv allocates nothing.
+  void reset(alloyComm_t comm, Operation operation);
   // Sends and receives to one peer are matched in the order they are added, as in MPI and NCCL.
   void addSend(int peer, const void* buffer, size_t bytes);
   void addRecv(int peer, void* buffer, size_t bytes);

@@ -4,8 +4,11 @@
 // and, from both ends' stamps on this machine's steady clock (stage_split.h, splitTransfers), where one
 // transfer's time goes. Set beside `ucx_perftest -t ucp_am_lat` on the same machine, the difference is
 // what the channel's threads add to UCX's own latency:
-//   mpirun -np 2 net-latency [-n ITERATIONS] [-b BYTES]... [--yield]
+//   mpirun -np 2 net-latency [-n ITERATIONS] [-b BYTES]... [--yield] [--exchange]
 // --yield makes the waiting thread yield between polls (machines with fewer cores than the ranks' threads).
+// --exchange makes every operation a send and a receive on both ranks at once, as an alltoall between two
+// hosts is, and prints each operation's time and the bytes per second each way instead of the split.
+// The warm-up operations of each size check every byte they receive; the timed ones check none.
 #include <mpi.h>
 #include <sched.h>
 
@@ -98,8 +101,17 @@ class PingPong {
   // One round trip: rank 0 sends, then receives; rank 1 the other way round. Returns its microseconds.
   double roundTrip() {
     const int64_t start = nowNs();
-    transfer(rank_ == 0);
-    transfer(rank_ != 0);
+    transfer(rank_ == 0, rank_ != 0);
+    transfer(rank_ != 0, rank_ == 0);
+    return static_cast<double>(nowNs() - start) / 1000.0;
+  }
+
+  void stopVerifying() { verify_ = false; }
+
+  // One operation that sends to the peer and receives from it. Returns its microseconds.
+  double exchange() {
+    const int64_t start = nowNs();
+    transfer(true, true);
     return static_cast<double>(nowNs() - start) / 1000.0;
   }
 
@@ -116,13 +128,14 @@ class PingPong {
   }
 
  private:
-  void transfer(bool send) {
+  void transfer(bool send, bool receive) {
     const int peer = 1 - rank_;
     NetOperation op;
     op.round = round_;
-    (send ? op.sends : op.recvs).push_back(alloy::NetMessage{peer, bytes_});
+    if (send) op.sends.push_back(alloy::NetMessage{peer, bytes_});
+    if (receive) op.recvs.push_back(alloy::NetMessage{peer, bytes_});
     const int box = NetChannel::boxOf(round_++);
-    if (send) std::memset(channel_->outbox(peer, box), static_cast<int>(round_ & 0xff), bytes_);
+    if (send) std::memset(channel_->outbox(peer, box), fill(round_, rank_), bytes_);
     uint32_t id = 0;
     check(channel_->addOperation(std::move(op), false, &id), "adding an operation");
     uint32_t* bell = const_cast<uint32_t*>(channel_->doorbell(box));
@@ -139,6 +152,20 @@ class PingPong {
     }
     times_.emplace_back(rang, nowNs());
     if (channel_->error() != alloySuccess) die(channel_->errorMessage().c_str());
+    if (receive && verify_) checkInbox(channel_->inbox(peer, box), fill(round_, peer));
+  }
+
+  // The byte a rank sends in operation `round` (both ranks count alike): the peer's and the last round's
+  // differ from it, so stale or misplaced bytes show.
+  static int fill(size_t round, int rank) { return static_cast<int>((round * 2 + rank) & 0xff); }
+
+  void checkInbox(const char* inbox, int expected) const {
+    for (size_t i = 0; i < bytes_; ++i)
+      if (static_cast<unsigned char>(inbox[i]) != expected) {
+        std::fprintf(stderr, "net-latency: rank %d: byte %zu of %zu received in operation %zu is %d; expected %d\n",
+                     rank_, i, bytes_, round_, static_cast<unsigned char>(inbox[i]), expected);
+        MPI_Abort(MPI_COMM_WORLD, 1);
+      }
   }
 
   NetChannel* channel_;
@@ -146,6 +173,7 @@ class PingPong {
   size_t bytes_;
   bool yield_;
   size_t round_ = 0;
+  bool verify_ = true;  // the warm-up checks every byte received; the timed operations check none
   std::vector<std::pair<int64_t, int64_t>> times_;  // per operation: rang, seen
 };
 
@@ -178,10 +206,24 @@ void report(size_t bytes, std::vector<double> halves, const PingPong& pingPong, 
               t.inToReleased, t.releasedToSeen, t.total);
 }
 
-bool parse(int argc, char** argv, int* iterations, std::vector<size_t>* sizes, bool* yield) {
+// Rank 0's line for one size in --exchange mode: the operations' spread and the bytes per second each way
+// at the median.
+void reportExchanges(size_t bytes, std::vector<double> times, int rank) {
+  if (rank != 0) return;
+  std::sort(times.begin(), times.end());
+  const size_t n = times.size();
+  std::printf("%10zu %9.2f %7.2f %7.2f %12.3f\n", bytes, times[n / 2], times[n / 10], times[n * 9 / 10],
+              static_cast<double>(bytes) / times[n / 2] / 1000.0);
+}
+
+bool parse(int argc, char** argv, int* iterations, std::vector<size_t>* sizes, bool* yield, bool* exchange) {
   for (int i = 1; i < argc; ++i) {
     if (std::strcmp(argv[i], "--yield") == 0) {
       *yield = true;
+      continue;
+    }
+    if (std::strcmp(argv[i], "--exchange") == 0) {
+      *exchange = true;
       continue;
     }
     if (i + 1 >= argc) return false;
@@ -206,34 +248,39 @@ int main(int argc, char** argv) {
   MPI_Comm_size(MPI_COMM_WORLD, &size);
   int iterations = 2000;
   std::vector<size_t> sizes;
-  bool yield = false;
+  bool yield = false, exchange = false;
   const size_t capacity = alloy::net::netGeometry().capacity();
-  const bool parsed = parse(argc, argv, &iterations, &sizes, &yield);
+  const bool parsed = parse(argc, argv, &iterations, &sizes, &yield, &exchange);
   if (sizes.empty()) sizes = {8, 8192};
   const bool fits = std::all_of(sizes.begin(), sizes.end(), [&](size_t b) { return b <= capacity; });
   if (size != 2 || !parsed || !fits) {
     if (rank == 0)
       std::fprintf(stderr, "usage: mpirun -np 2 net-latency [-n ITERATIONS (>= %zu)] [-b BYTES (1..%zu, the channel's "
-                   "capacity)]... [--yield]\n(%d ranks given)\n", alloy::kNetStagesKept / 2, capacity, size);
+                   "capacity)]... [--yield] [--exchange]\n(%d ranks given)\n", alloy::kNetStagesKept / 2, capacity, size);
     MPI_Finalize();
     return 2;
   }
   std::unique_ptr<NetChannel> channel = openChannel(rank);
   if (rank == 0) {
     const char* tls = std::getenv("UCX_TLS");
-    std::printf("net-latency: 2 ranks on 2 virtual hosts, UCX_TLS=%s, %d round trips per size, the waiting thread %s; "
-                "us, transfer stages as medians of the last %zu\n", tls != nullptr ? tls : "(unset)", iterations,
-                yield ? "yielding" : "spinning", alloy::kNetStagesKept);
-    std::printf("     bytes  half rtt     p10     p90 transfers ring->proxy proxy->posted posted->in in->released "
-                "released->seen    total\n");
+    std::printf("net-latency: 2 ranks on 2 virtual hosts, UCX_TLS=%s, %d %s per size, the waiting thread %s; us",
+                tls != nullptr ? tls : "(unset)", iterations, exchange ? "exchanges" : "round trips",
+                yield ? "yielding" : "spinning");
+    if (exchange)
+      std::printf("\n     bytes  exchange     p10     p90 GB/s each way\n");
+    else
+      std::printf(", transfer stages as medians of the last %zu\n     bytes  half rtt     p10     p90 transfers "
+                  "ring->proxy proxy->posted posted->in in->released released->seen    total\n", alloy::kNetStagesKept);
   }
   for (size_t bytes : sizes) {
     PingPong pingPong(channel.get(), rank, bytes, yield);
-    for (int i = 0; i < kWarmup; ++i) pingPong.roundTrip();
+    for (int i = 0; i < kWarmup; ++i) exchange ? pingPong.exchange() : pingPong.roundTrip();
+    pingPong.stopVerifying();
     MPI_Barrier(MPI_COMM_WORLD);
-    std::vector<double> halves;
-    for (int i = 0; i < iterations; ++i) halves.push_back(pingPong.roundTrip() / 2);
-    report(bytes, halves, pingPong, rank);
+    std::vector<double> times;
+    for (int i = 0; i < iterations; ++i) times.push_back(exchange ? pingPong.exchange() : pingPong.roundTrip() / 2);
+    if (exchange) reportExchanges(bytes, times, rank);
+    else report(bytes, times, pingPong, rank);
   }
   closeChannel(std::move(channel));
   MPI_Finalize();

@@ -179,14 +179,15 @@ alloyResult_t P2pPlan::launch(cudaStream_t stream, const char* function) {
       stage.fault = args_.comm.fault;
       stage.ring = 1;
       stage.wait = 1;
-      if (selfOnly || args_.numTasks == 0) return kernelLaunched(launchNetStage(stage, stream), function);
+      const bool overlap = args_.comm.earlyLaunch != 0;
+      if (selfOnly || args_.numTasks == 0) return kernelLaunched(launchNetStage(stage, stream, overlap), function);
       if (p2pFitsWithNetStage(args_)) return kernelLaunched(launchP2pWithNetStage(args_, stage, stream), function);
       stage.wait = 0;
-      ALLOY_TRY(kernelLaunched(launchNetStage(stage, stream), function));
+      ALLOY_TRY(kernelLaunched(launchNetStage(stage, stream, overlap), function));
       ALLOY_TRY(kernelLaunched(launchP2p(args_, stream), function));
       stage.ring = 0;
       stage.wait = 1;
-      return kernelLaunched(launchNetStage(stage, stream), function);
+      return kernelLaunched(launchNetStage(stage, stream, overlap), function);
     }
     const auto ring = [&](size_t r) -> alloyResult_t {
       for (const StagedCopy& c : rounds_[r].stageIn) ALLOY_TRY(enqueueStagedCopy(c, stream));

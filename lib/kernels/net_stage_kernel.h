@@ -33,8 +33,10 @@ struct NetStageLaunch {
   FaultRecord* fault;  // host-mapped: alloyCommAbort's flag ends the wait (the proxy also releases)
 };
 
-// One block of threads.
-cudaError_t launchNetStage(const NetStageLaunch& launch, cudaStream_t stream);
+// One block of threads, overlapping the previous kernel's end where `overlap` (DeviceComm::earlyLaunch;
+// launch_overlap.cuh): between back-to-back small operations between hosts, the next one's launch is then
+// off the path from one release to the next doorbell.
+cudaError_t launchNetStage(const NetStageLaunch& launch, cudaStream_t stream, bool overlap);
 
 // Whether launchP2pWithNetStage can carry launch: its tasks and segments fit the small table, beside
 // which the staging's arguments stay within the kernel parameter space.

@@ -38,10 +38,13 @@ __device__ inline void runStage(const NetStageLaunch& a) {
   if (a.ring) {
     for (int k = 0; k < a.staged; ++k) copyBytes(a.copies[k]);
     // Every thread's stores reach the host before the doorbell does: the proxy reads the outboxes as
-    // soon as it sees the ring.
-    __threadfence_system();
+    // soon as it sees the ring. The barrier makes them thread 0's to order, and its one system fence
+    // orders them before the ring (as blockPublish does), where a fence on every thread cost each warp one.
     __syncthreads();
-    if (threadIdx.x == 0) *reinterpret_cast<volatile uint32_t*>(a.bell) = a.ringValue;
+    if (threadIdx.x == 0) {
+      __threadfence_system();
+      *reinterpret_cast<volatile uint32_t*>(a.bell) = a.ringValue;
+    }
   }
   for (int k = a.staged; k < a.local; ++k) copyBytes(a.copies[k]);
   if (!a.wait) return;

@@ -41,6 +41,7 @@ alloyResult_t NetChannel::prepare(const NetChannelConfig& config, std::unique_pt
   c->transport_ = std::move(transport);
   c->eagerBytes_ = std::min(config.geometry.eagerSlotBytes(), c->transport_->maxPutSignalBytes());
   c->eagerFirst_ = envInt("ALLOY_NET_EAGER_FIRST", 1, 0, 1) != 0;
+  c->deferReady_ = envInt("ALLOY_NET_DEFER_READY", 1, 0, 1) != 0;
   c->peerIndex_.assign(config.nranks, -1);
   // Each peer's staging layout counts the ranks on other hosts than the peer's: this rank's place among
   // them is the ranks before it, less those on the peer's host; their number, all ranks less the peer's
@@ -105,6 +106,9 @@ NetChannel::~NetChannel() {
 alloyResult_t NetChannel::drain() {
   // A failed channel's error has been reported already, and its peers may be gone: nothing to complete.
   if (error() != alloySuccess) return alloySuccess;
+  // No operation follows: readies still owed (advanceRecv) are not needed, and sent after the flush they
+  // could land in a peer's staging after the peer freed it.
+  for (auto& p : peers_) p->readySignalled = p->recvOps;
   const auto deadline = Clock::now() + kDrainTimeout;
   std::vector<Request> flushes(peers_.size());
   for (size_t i = 0; i < peers_.size(); ++i) {

@@ -26,7 +26,8 @@
 // putSignal message that carries data and header into the receiver's eager slot n % kNetEagerSlots,
 // free once the receiver was ready for operation n - kNetEagerSlots + 1, and the receiver's proxy
 // copies it into the inbox when operation n starts there. So a sender runs up to kNetEagerSlots small
-// operations ahead of a late receiver.
+// operations ahead of a late receiver. A receiver that finds operation n's eager data already in signals
+// its "ready" only after the release (ALLOY_NET_DEFER_READY), unless the one before is owed too.
 // The receiver checks both, so sizes that disagree fail naming the sender instead of corrupting the
 // next operation.
 //
@@ -165,6 +166,9 @@ class NetChannel final : public RemoteChannel {
   void stampStages(bool posted, bool sent, bool in);
   alloyResult_t advanceSend(Peer& p, bool* moved);
   alloyResult_t advanceRecv(Peer& p, bool* moved);
+  bool headerArrived(const Peer& p, uint64_t* header, bool* eager) const;
+  alloyResult_t signalReady(Peer& p, bool* moved);
+  bool signalOwedReadies();
   std::string describeStall() const;
   void logStallDetail() const;
   void failWith(alloyResult_t code, const std::string& message);
@@ -177,6 +181,9 @@ class NetChannel final : public RemoteChannel {
   // Whether each sweep posts the operation's eager sends before the receives' "ready" signals
   // (ALLOY_NET_EAGER_FIRST; progress() says why).
   bool eagerFirst_ = true;
+  // Whether a receive whose eager data came before its operation started tells the sender "ready" only
+  // after the release (ALLOY_NET_DEFER_READY; advanceRecv says why).
+  bool deferReady_ = true;
   std::vector<std::unique_ptr<Peer>> peers_;  // ranks on other hosts, ascending
   std::vector<int> peerIndex_;                // by communicator rank: index into peers_, or -1
   std::unique_ptr<Region> staging_;  // registered: control lines, inboxes

@@ -69,10 +69,11 @@ struct NetChannel::Peer {
   // The flush (completes once every put has landed: the header may go, the outbox be refilled), or the
   // putSignal (completes once its message left the outbox).
   Request pending;
-  // Receiving: the same count, the bytes expected, and whether the "ready" signal still has to go.
+  // Receiving: the same count, the bytes expected, and the last count signalled as "ready" (below recvOps:
+  // the ready of the latest operation is still owed; NetChannel::advanceRecv says when it goes).
   uint64_t recvOps = 0;
   size_t recvBytes = 0;  // 0: nothing (more) to receive in the operation in hand
-  bool readyPending = false;
+  uint64_t readySignalled = 0;
 };
 
 }  // namespace net

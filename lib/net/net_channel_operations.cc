@@ -108,7 +108,6 @@ alloyResult_t NetChannel::start(uint32_t id, int box) {
     Peer& p = *peers_[peerIndex_[m.peer]];
     ++p.recvOps;
     p.recvBytes = m.bytes;
-    p.readyPending = true;
   }
   lastMove_ = startedAt_ = Clock::now().time_since_epoch().count();
   served_[servedCount_++ % kServedKept] = Served{id, WallClock::now().time_since_epoch().count(), 0};
@@ -151,7 +150,7 @@ bool NetChannel::progress() {
     // Between operations nothing is in flight (an operation ends once its puts completed and its
     // signals went out); the transport was driven above, so that peers' puts land.
     const int box = nextBox();
-    if (box < 0) return false;
+    if (box < 0) return error() == alloySuccess && signalOwedReadies();
     const uint32_t id = __atomic_load_n(const_cast<const uint32_t*>(doorbell(box)), __ATOMIC_ACQUIRE) - 1;
     const alloyResult_t r = error() == alloySuccess ? start(id, box) : error();
     if (r != alloySuccess) {

@@ -114,26 +114,49 @@ alloyResult_t NetChannel::advanceSend(Peer& p, bool* moved) {
   return alloySuccess;
 }
 
-// Receiving from p: tells p this rank is ready (its inbox for p is free, and every eager slot of the
-// operations before), then waits for the header of this operation, in p's eager slot of it or after the
-// inbox (the sender chooses by its byte count, and both are watched, so that counts that differ fail
-// instead of waiting for the timeout), and checks the byte count. Eager bytes are copied from the slot
-// into the inbox, where the stream takes them from.
-alloyResult_t NetChannel::advanceRecv(Peer& p, bool* moved) {
-  if (p.recvBytes == 0) return alloySuccess;
-  if (p.readyPending) {
-    const alloyResult_t r = transport_->signal(p.connection, p.key, readyOffset(p.mineThere), p.recvOps, nullptr);
-    if (r == alloyInProgress) return alloySuccess;
-    ALLOY_TRY(r);
-    p.readyPending = false;
-    *moved = true;
-  }
+// Whether this operation's header from p has come, in p's eager slot of it or after the inbox (the sender
+// chooses by its byte count, and both are watched, so that counts that differ fail instead of waiting for
+// the timeout).
+bool NetChannel::headerArrived(const Peer& p, uint64_t* header, bool* eager) const {
   const size_t slot = p.recvOps % kNetEagerSlots;
   const uint64_t sequence = p.recvOps & 0xffffffffull;
   const uint64_t inSlot = loadWord(staging_->base + eagerHeaderOffset(p.index, slot));
-  const bool eager = inSlot >> 32 == sequence;
-  const uint64_t header = eager ? inSlot : loadWord(staging_->base + headerOffset(p.index));
-  if (header >> 32 != sequence) return alloySuccess;
+  *eager = inSlot >> 32 == sequence;
+  *header = *eager ? inSlot : loadWord(staging_->base + headerOffset(p.index));
+  return *header >> 32 == sequence;
+}
+
+// Tells p that this rank is ready for its receive operation recvOps (the operation's inbox for p is free,
+// and every eager slot of the operations before it was copied out). alloyInProgress: not now, try again.
+alloyResult_t NetChannel::signalReady(Peer& p, bool* moved) {
+  ALLOY_TRY(transport_->signal(p.connection, p.key, readyOffset(p.mineThere), p.recvOps, nullptr));
+  p.readySignalled = p.recvOps;
+  *moved = true;
+  return alloySuccess;
+}
+
+// Receiving from p: tells p this rank is ready, waits for the header of this operation and checks its byte
+// count. Eager bytes are copied from the slot into the inbox, where the stream takes them from.
+// A small transfer often arrives before its operation starts here (a broadcast's root runs ahead; in an
+// exchange the peer's data lands while this rank's own send is posted). Its sender needs no ready for it,
+// only the credit of the slots, so with deferReady_ the ready waits until the doorbell is released
+// (signalOwedReadies): over tcp the signal is one more send() that runs the receiver's stack, and before
+// the release it delayed every such operation by that long. It goes at once where the data is not in
+// (a larger sender waits for it), and where the ready before it is owed as well: the sender, which may run
+// kNetEagerSlots operations ahead of the last ready, then keeps at least two of them.
+alloyResult_t NetChannel::advanceRecv(Peer& p, bool* moved) {
+  if (p.recvBytes == 0) return alloySuccess;
+  uint64_t header = 0;
+  bool eager = false;
+  bool arrived = headerArrived(p, &header, &eager);
+  const bool owed = p.readySignalled < p.recvOps;
+  if (owed && (!arrived || !deferReady_ || p.recvOps - p.readySignalled >= 2)) {
+    const alloyResult_t r = signalReady(p, moved);
+    if (r == alloyInProgress) return alloySuccess;
+    ALLOY_TRY(r);
+    if (!arrived) arrived = headerArrived(p, &header, &eager);
+  }
+  if (!arrived) return alloySuccess;
   if ((header & 0xffffffffull) != p.recvBytes)
     return fail(alloyRemoteError,
                 "%s: rank %d sent %llu bytes where rank %d receives %zu from it; sizes must match on both sides",
@@ -141,10 +164,21 @@ alloyResult_t NetChannel::advanceRecv(Peer& p, bool* moved) {
                 config_.rank, p.recvBytes);
   if (eager)
     std::memcpy(staging_->base + inboxOffset(peers_.size(), p.index, currentBox_),
-                staging_->base + eagerOffset(peers_.size(), p.index, slot), p.recvBytes);
+                staging_->base + eagerOffset(peers_.size(), p.index, p.recvOps % kNetEagerSlots), p.recvBytes);
   p.recvBytes = 0;
   *moved = true;
   return alloySuccess;
+}
+
+// Between operations, with no doorbell rung: the readies that advanceRecv let wait. Returns whether one went.
+bool NetChannel::signalOwedReadies() {
+  bool moved = false;
+  for (auto& p : peers_) {
+    if (p->readySignalled == p->recvOps) continue;
+    const alloyResult_t r = signalReady(*p, &moved);
+    if (r != alloySuccess && r != alloyInProgress) failWith(r, lastError());
+  }
+  return moved;
 }
 
 }  // namespace net

@@ -597,6 +597,26 @@ TEST_F(NetChannelTest, SmallSendsRunAheadOfALateReceiver) {
   for (uint64_t n = 0; n <= kAhead; ++n) ASSERT_NO_FATAL_FAILURE(runTransfer(t, n));
 }
 
+// A late receiver finds small transfers already in its eager slots (their "ready" may then wait for the
+// release: ALLOY_NET_DEFER_READY) between larger ones, whose senders wait for their "ready". Rank 0 sends
+// kNetEagerSlots small transfers, then large and small ones in turn; rank 1 starts after a pause and
+// receives them back to back. Each arrives intact, and neither side waits for the channel's timeout.
+TEST_F(NetChannelTest, LateReceiverOfSmallAndLargeTransfers) {
+  constexpr auto kPause = std::chrono::milliseconds(300);
+  constexpr uint64_t kSmallFirst = alloy::net::kNetEagerSlots;
+  constexpr uint64_t kTransfers = 4 * kSmallFirst;
+  ASSERT_NO_FATAL_FAILURE(open(kSmall));
+  if (rank > 1) return;
+  if (geometry.eagerSlotBytes() == 0) GTEST_SKIP() << "ALLOY_NET_EAGER_BYTES=0: no eager slots";
+  const int peer = 1 - rank;
+  Traffic small(seed, rank, nranks), large(seed, rank, nranks);
+  small.add(rank == 0, peer, 1 + pairDraw(seed, 0, 0, 1) % geometry.eagerSlotBytes());
+  large.add(rank == 0, peer, geometry.eagerSlotBytes() + 1 + pairDraw(seed, 1, 0, 1) % geometry.capacity());
+  if (rank == 1) std::this_thread::sleep_for(kPause);
+  for (uint64_t n = 0; n < kTransfers; ++n)
+    ASSERT_NO_FATAL_FAILURE(runTransfer(n >= kSmallFirst && n % 2 == 0 ? large : small, n));
+}
+
 // Sizes that disagree in one operation: rank 1 sends `sent` bytes to rank 0, which expects `expected`,
 // both in the geometry's terms. They span as many rounds on both sides and differ in the last one.
 struct Bytes {

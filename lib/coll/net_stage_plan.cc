@@ -45,4 +45,6 @@ bool planNetStage(alloyComm_t comm, const std::vector<NetRound>& rounds, const s
   return true;
 }
 
+bool sendsEndAtRing() { return callEnvInt("ALLOY_NET_SENDS_END_AT_RING", 1, 0, 1) == 1; }
+
 }  // namespace alloy

@@ -21,4 +21,9 @@ namespace alloy {
 bool planNetStage(alloyComm_t comm, const std::vector<NetRound>& rounds, const std::vector<P2pSegment>& selfCopies,
                   NetStageLaunch* launch);
 
+// Whether an operation of the staging kernel that only sends (no receive between hosts) ends its launch at
+// the ring instead of waiting for the release: ALLOY_NET_SENDS_END_AT_RING (1 by default). Its box's next
+// user then waits for the release before it stages (NetStageLaunch::waitFree, p2p_plan.cc).
+bool sendsEndAtRing();
+
 }  // namespace alloy

@@ -172,22 +172,38 @@ alloyResult_t P2pPlan::launch(cudaStream_t stream, const char* function) {
       // waits for the release and copies out. Where peers on this host take part, that work is the last
       // block of their kernel's launch (one launch), or, where their tasks exceed the small table, the
       // staging's ring and wait are launches of their own before and after their kernel (three).
+      // One that only sends (a broadcast's root, a reduce's leaf) need not wait for its release: nothing
+      // comes back, and its send bytes are in the outbox already. Its launch ends at the ring, and the
+      // next launch to stage into the box waits for the release instead, so the proxy's send overlaps
+      // that launch's start. Not on a communicator ever captured into a graph: a replay's first launch
+      // cannot know what ran before it (captured launches wait for their own releases, and the first one
+      // captured after such a launch for its box).
+      const bool endsAtRing = rounds_[0].operation.recvs.empty() && !captured &&
+                              !comm_->launchOrder->everCaptured() && sendsEndAtRing();
       uint32_t id = 0;
       ALLOY_TRY(channel->addOperation(std::move(rounds_[0].operation), captured, &id));
       stage.bell = static_cast<uint32_t*>(bell(0));
       stage.ringValue = id + 1;
       stage.fault = args_.comm.fault;
       stage.ring = 1;
-      stage.wait = 1;
+      stage.wait = endsAtRing ? 0 : 1;
+      stage.waitFree = comm_->netReleaseUnwaited ? 1 : 0;
+      comm_->netReleaseUnwaited = endsAtRing;
       const bool overlap = args_.comm.earlyLaunch != 0;
       if (selfOnly || args_.numTasks == 0) return kernelLaunched(launchNetStage(stage, stream, overlap), function);
       if (p2pFitsWithNetStage(args_)) return kernelLaunched(launchP2pWithNetStage(args_, stage, stream), function);
       stage.wait = 0;
       ALLOY_TRY(kernelLaunched(launchNetStage(stage, stream, overlap), function));
       ALLOY_TRY(kernelLaunched(launchP2p(args_, stream), function));
+      if (endsAtRing) return alloySuccess;
       stage.ring = 0;
       stage.wait = 1;
       return kernelLaunched(launchNetStage(stage, stream, overlap), function);
+    }
+    // The stream's form waits for every round's release; a launch of the staging kernel before it may not have.
+    if (!rounds_.empty() && comm_->netReleaseUnwaited) {
+      ALLOY_TRY(streamWaitWordEquals(stream, bell(0), 0, function));
+      comm_->netReleaseUnwaited = false;
     }
     const auto ring = [&](size_t r) -> alloyResult_t {
       for (const StagedCopy& c : rounds_[r].stageIn) ALLOY_TRY(enqueueStagedCopy(c, stream));

@@ -50,6 +50,9 @@ struct alloyComm {
   // by the process's proxy thread); otherwise null, and netUnavailableReason says why.
   std::unique_ptr<alloy::RemoteChannel> net;
   std::string netUnavailableReason;
+  // The last launch that rang a doorbell of net ended without waiting for its release (a small operation
+  // that only sends: lib/coll/p2p_plan.cc): the next launch that stages into that box waits for it first.
+  bool netReleaseUnwaited = false;
   // alltoallv's count exchange among the ranks of this host, opened by the first alltoallv through the
   // rails (lib/coll/relay_board.h).
   alloy::RelayBoardPtr relayBoard{nullptr, nullptr};

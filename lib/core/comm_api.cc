@@ -124,8 +124,11 @@ alloyResult_t commFinalize(alloyComm_t comm) {
             seen.rank, seen.mark);
   alloyResult_t barrier = alloySuccess;
   if (comm->net) {
-    // The same between hosts: this rank's puts and credits complete at their targets (drain), and
-    // the barrier keeps progressing the transport, whose peers may need this rank to land theirs.
+    // The same between hosts: the proxy serves what the streams rang (a small operation that only sends
+    // ends its launch at the ring: p2p_plan.cc), this rank's puts and credits complete at their targets
+    // (drain), and the barrier keeps progressing the transport, whose peers may need this rank to land theirs.
+    const alloyResult_t served = comm->net->awaitServed(comm->timeoutMs);
+    if (served != alloySuccess && result == alloySuccess) result = served;
     comm->net->serveInBackground(false);
     const alloyResult_t drained = comm->net->drain();
     if (drained != alloySuccess && result == alloySuccess) result = drained;

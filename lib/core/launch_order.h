@@ -49,6 +49,9 @@ class LaunchOrder {
   bool hasPrelude() const { return static_cast<bool>(prelude_); }
   void clearPrelude() { prelude_ = nullptr; }
 
+  // Whether a launch of this communicator was ever captured into a graph (one may replay at any time).
+  bool everCaptured() const { return everCaptured_; }
+
  private:
   LaunchOrder() = default;
   cudaEvent_t last_ = nullptr;

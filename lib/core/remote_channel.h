@@ -69,6 +69,9 @@ class RemoteChannel {
   // One step of driving: the transport and the operation in hand; what peers do to this rank's staging.
   virtual bool progress() = 0;
   virtual bool progressInbound() = 0;
+  // Returns once no doorbell is rung (the proxy served every operation rung, including one whose launch
+  // did not wait for it) or the channel failed; alloyTimeout after timeoutMs. With the background service on.
+  virtual alloyResult_t awaitServed(long long timeoutMs) const = 0;
   // Flushes every connection (with the background service off); a barrier that keeps progressing must
   // follow before the memory goes. A failed channel returns alloySuccess at once.
   virtual alloyResult_t drain() = 0;

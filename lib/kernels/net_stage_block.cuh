@@ -33,9 +33,25 @@ __device__ inline uint32_t loadAcquireSystem(const uint32_t* word) {
   return value;
 }
 
+// Polls a's doorbell from thread 0 until the proxy releases it. The proxy releases it once the operation
+// is done, and also when the channel fails or the communicator is aborted, so this wait ends; the abort
+// flag is read as well, every 1024 polls (each poll crosses PCIe, about 1 us), in case the proxy is gone.
+// Whether it was aborted, on every thread; the barrier also orders the block's later loads after the
+// release that thread 0 saw.
+__device__ inline bool awaitRelease(const NetStageLaunch& a) {
+  bool aborted = false;
+  if (threadIdx.x == 0)
+    for (unsigned polls = 1; !aborted && loadAcquireSystem(a.bell) != 0; ++polls)
+      aborted = polls % 1024 == 0 && *reinterpret_cast<volatile int*>(&a.fault->abortFlag) != 0;
+  return __syncthreads_or(aborted);
+}
+
 // The block's work for launch a: ring (a.ring) and wait (a.wait) as the launch says.
 __device__ inline void runStage(const NetStageLaunch& a) {
   if (a.ring) {
+    // The box's previous operation ended its launch at the ring (NetStageLaunch::waitFree): the proxy may
+    // still be reading the outboxes.
+    if (a.waitFree && awaitRelease(a)) return;
     for (int k = 0; k < a.staged; ++k) copyBytes(a.copies[k]);
     // Every thread's stores reach the host before the doorbell does: the proxy reads the outboxes as
     // soon as it sees the ring. The barrier makes them thread 0's to order, and its one system fence
@@ -47,17 +63,7 @@ __device__ inline void runStage(const NetStageLaunch& a) {
     }
   }
   for (int k = a.staged; k < a.local; ++k) copyBytes(a.copies[k]);
-  if (!a.wait) return;
-  bool aborted = false;
-  if (threadIdx.x == 0) {
-    // The proxy releases the doorbell once every receive's bytes are in the inboxes, and also when the
-    // channel fails or the communicator is aborted, so this wait ends; the abort flag is read as well,
-    // every 1024 polls (each poll crosses PCIe, about 1 us), in case the proxy is gone.
-    for (unsigned polls = 1; !aborted && loadAcquireSystem(a.bell) != 0; ++polls)
-      aborted = polls % 1024 == 0 && *reinterpret_cast<volatile int*>(&a.fault->abortFlag) != 0;
-  }
-  // The barrier also orders the inboxes' loads after thread 0 saw the release.
-  if (__syncthreads_or(aborted)) return;
+  if (!a.wait || awaitRelease(a)) return;
   for (int k = a.local; k < a.count; ++k) copyBytes(a.copies[k]);
 }
 

@@ -30,6 +30,9 @@ struct NetStageLaunch {
   uint32_t ringValue;  // what the doorbell is rung with (the operation's id + 1)
   int ring;        // 1: stage and ring (copies [0, staged) must then be the sends)
   int wait;        // 1: wait for the release and copy out (copies [local, count))
+  // 1: before staging, wait until the doorbell is 0. The box's previous operation only sent, and its launch
+  // ended at the ring without waiting for the release (p2p_plan.cc), so the proxy may still read the outboxes.
+  int waitFree;
   FaultRecord* fault;  // host-mapped: alloyCommAbort's flag ends the wait (the proxy also releases)
 };
 

@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <chrono>
 #include <string>
+#include <thread>
 #include <unordered_map>
 #include <vector>
 
@@ -124,6 +125,20 @@ alloyResult_t NetChannel::drain() {
       if (Clock::now() > deadline) return fail(alloyTimeout, "net: flushing the connections timed out");
       transport_->progressAll();
     }
+  }
+  return alloySuccess;
+}
+
+alloyResult_t NetChannel::awaitServed(long long timeoutMs) const {
+  const auto deadline = Clock::now() + std::chrono::milliseconds(timeoutMs);
+  while (error() == alloySuccess) {
+    bool rung = false;
+    for (int b = 0; b < kBoxes; ++b) rung = rung || __atomic_load_n(const_cast<const uint32_t*>(doorbell(b)), __ATOMIC_ACQUIRE) != 0;
+    if (!rung) return alloySuccess;
+    if (Clock::now() > deadline)
+      return fail(alloyTimeout, "net: rank %d: an operation between hosts was still not served after %lld ms",
+                  config_.rank, timeoutMs);
+    std::this_thread::sleep_for(std::chrono::microseconds(20));
   }
   return alloySuccess;
 }

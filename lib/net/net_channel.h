@@ -119,6 +119,7 @@ class NetChannel final : public RemoteChannel {
   // progresses). Caller's thread, after ProxyThread::remove.
   // A failed channel returns alloySuccess at once: its error was reported, and its peers may be gone.
   alloyResult_t drain() override;
+  alloyResult_t awaitServed(long long timeoutMs) const override;
 
   // alloySuccess, or the error that failed the channel; a failed channel releases every later doorbell
   // at once without moving data.

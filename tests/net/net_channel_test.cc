@@ -617,6 +617,36 @@ TEST_F(NetChannelTest, LateReceiverOfSmallAndLargeTransfers) {
     ASSERT_NO_FATAL_FAILURE(runTransfer(n >= kSmallFirst && n % 2 == 0 ? large : small, n));
 }
 
+// awaitServed, which alloyCommDestroy calls before the proxy stops serving the channel (a launch that only
+// sends may end at its ring), returns once every rung doorbell was released, and alloyTimeout while one
+// stays rung. Rank 0 rings a send that must wait for rank 1's "ready" and does not wait for the release
+// itself: awaitServed times out while rank 1 stays away, and returns once rank 1 received the bytes intact.
+TEST_F(NetChannelTest, AwaitServedWaitsForARungDoorbell) {
+  constexpr long long kShortMs = 200;
+  ASSERT_NO_FATAL_FAILURE(open(kSmall));
+  if (rank > 1) return;
+  const int peer = 1 - rank;
+  const size_t eager = geometry.eagerSlotBytes();
+  Traffic t(seed, rank, nranks);
+  t.add(rank == 0, peer, eager + 1 + pairDraw(seed, 0, 0, 1) % (geometry.capacity() - eager));
+  constexpr int kTag = 79;
+  int go = 1;
+  if (rank == 1) {
+    MPI_Recv(&go, 1, MPI_INT, 0, kTag, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    ASSERT_NO_FATAL_FAILURE(runTransfer(t, 0));
+    return;
+  }
+  t.prepare(0);
+  uint32_t id = 0;
+  ASSERT_EQ(alloySuccess, channel->addOperation(operation(t, 0), false, &id));
+  t.stageIn(*channel, 0);
+  ring(*channel, 0, id);
+  EXPECT_EQ(alloyTimeout, channel->awaitServed(kShortMs)) << "awaitServed returned while the doorbell was rung";
+  MPI_Send(&go, 1, MPI_INT, 1, kTag, MPI_COMM_WORLD);
+  EXPECT_EQ(alloySuccess, channel->awaitServed(static_cast<long long>(kRingSeconds * 1000))) << channel->errorMessage();
+  EXPECT_EQ(0u, *channel->doorbell(0));
+}
+
 // Sizes that disagree in one operation: rank 1 sends `sent` bytes to rank 0, which expects `expected`,
 // both in the geometry's terms. They span as many rounds on both sides and differ in the last one.
 struct Bytes {

@@ -31,6 +31,7 @@ GpuStager::GpuStager(size_t bytes) : bytes_(bytes) {
   checkCuda(cudaGetDevice(&device), "cudaGetDevice");
   checkCuda(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device), "cudaDeviceGetAttribute");
   overlap_ = major >= 9 && alloy::envInt("ALLOY_EARLY_LAUNCH", 1, 0, 1) != 0;
+  sendsEndAtRing_ = alloy::envInt("ALLOY_NET_SENDS_END_AT_RING", 1, 0, 1) != 0;
 }
 
 GpuStager::~GpuStager() {
@@ -47,8 +48,13 @@ void GpuStager::launch(uint32_t* bell, uint32_t value, char* outbox, const char*
   if (inbox != nullptr) launch.copies[launch.count++] = alloy::P2pSegment{inbox, destination_, bytes_};
   launch.bell = bell;
   launch.ringValue = value;
+  // As p2p_plan.cc runs a small operation: one that only sends ends at its ring, and the next launch waits
+  // for that release before it stages.
+  const bool endsAtRing = inbox == nullptr && sendsEndAtRing_;
   launch.ring = 1;
-  launch.wait = 1;
+  launch.wait = endsAtRing ? 0 : 1;
+  launch.waitFree = lastEndedAtRing_ ? 1 : 0;
+  lastEndedAtRing_ = endsAtRing;
   launch.fault = fault_;
   checkCuda(alloy::launchNetStage(launch, stream_, overlap_), "launching the staging kernel");
 }

@@ -23,7 +23,9 @@ class GpuStager {
   GpuStager& operator=(const GpuStager&) = delete;
 
   // Enqueues one launch: it copies the source buffer into outbox (when not NULL), rings bell (host-mapped)
-  // with value, waits for the release and copies inbox (when not NULL) into the destination buffer.
+  // with value, waits for the release and copies inbox (when not NULL) into the destination buffer. A launch
+  // without an inbox ends at the ring, and the next one waits for that release before it stages, as the
+  // library's do (ALLOY_NET_SENDS_END_AT_RING): every launch must then use the same bell.
   void launch(uint32_t* bell, uint32_t value, char* outbox, const char* inbox);
   // Returns once the stream is done, or false when it was not within `seconds` (a release that never
   // came: the kernels are then aborted).
@@ -41,4 +43,6 @@ class GpuStager {
   cudaStream_t stream_ = nullptr;
   alloy::FaultRecord* fault_ = nullptr;
   bool overlap_ = false;  // launches overlap the previous kernel's end (launch_overlap.cuh)
+  bool sendsEndAtRing_ = true;
+  bool lastEndedAtRing_ = false;  // the latest launch did not wait for its release
 };

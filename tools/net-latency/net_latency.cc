@@ -92,6 +92,7 @@ std::unique_ptr<NetChannel> openChannel(int rank, int cudaDevice) {
 
 // As communicator destruction does: off the proxy thread, drained, freed once the peer drained too.
 void closeChannel(std::unique_ptr<NetChannel> channel) {
+  check(channel->awaitServed(30000), "waiting for the last operations to be served");
   alloy::net::ProxyThread::remove(channel.get());
   check(channel->drain(), "draining");
   MPI_Request barrier;
@@ -179,10 +180,11 @@ class PingPong {
   Added add(bool send, bool receive) {
     const int peer = 1 - rank_;
     NetOperation op;
-    op.round = round_;
+    op.round = 0;  // one round per operation, as the library's small operations
     if (send) op.sends.push_back(alloy::NetMessage{peer, bytes_});
     if (receive) op.recvs.push_back(alloy::NetMessage{peer, bytes_});
-    Added a{0, NetChannel::boxOf(round_++), round_, send, receive};
+    // Box 0 each time, as the library's operations of one round use (GpuStager::launch relies on it).
+    Added a{0, NetChannel::boxOf(0), round_++, send, receive};
     if (send && !gpu_) std::memset(channel_->outbox(peer, a.box), fill(a.round, rank_), bytes_);
     check(channel_->addOperation(std::move(op), false, &a.id), "adding an operation");
     return a;

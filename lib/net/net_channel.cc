@@ -133,7 +133,8 @@ alloyResult_t NetChannel::awaitServed(long long timeoutMs) const {
   const auto deadline = Clock::now() + std::chrono::milliseconds(timeoutMs);
   while (error() == alloySuccess) {
     bool rung = false;
-    for (int b = 0; b < kBoxes; ++b) rung = rung || __atomic_load_n(const_cast<const uint32_t*>(doorbell(b)), __ATOMIC_ACQUIRE) != 0;
+    for (int b = 0; b < kBoxes; ++b)
+      rung = rung || __atomic_load_n(const_cast<const uint32_t*>(doorbell(b)), __ATOMIC_ACQUIRE) != 0;
     if (!rung) return alloySuccess;
     if (Clock::now() > deadline)
       return fail(alloyTimeout, "net: rank %d: an operation between hosts was still not served after %lld ms",

@@ -63,6 +63,37 @@ TEST_F(CrossHost, HundredAlltoAllsBackToBack) {
   EXPECT_TRUE(bytesEqual(expected.data(), got.data(), got.size(), "100 alltoalls"));
 }
 
+// Small broadcasts between hosts back to back on one stream with no host synchronisation, each of its own
+// bytes into its own region: first a run from one root, whose operations only send between hosts and so end
+// their launches at the ring (ALLOY_NET_SENDS_END_AT_RING) while the proxy may still read the outbox that
+// the next one stages into; then the root changing every time, so that a launch that ended early is followed
+// by one that receives. The leaves take their bytes back to back, most of them already in when their
+// operation starts (the ready after the data).
+TEST_F(CrossHost, SmallBroadcastsBackToBack) {
+  constexpr int kOneRoot = 48, kOps = 96;
+  Rng shape(streamOf(seed, 1000));
+  std::vector<size_t> counts(kOps), offsets(kOps + 1, 0);
+  for (int i = 0; i < kOps; ++i) {
+    counts[i] = shape.range(1, 4096);
+    offsets[i + 1] = offsets[i] + counts[i];
+  }
+  const auto rootOf = [&](int i) { return i < kOneRoot ? 0 : i % nranks; };
+  DeviceBuffer send(offsets[kOps]), recv(offsets[kOps] + kGuard);
+  ASSERT_TRUE(allRanksOk(send.ok() && recv.ok()));
+  recv.poison(stream);
+  send.upload(genVector(streamOf(seed, 1, rank), offsets[kOps]), 0, stream);
+  for (int i = 0; i < kOps; ++i) {
+    const alloyResult_t r = alloyBroadcast(send.get() + offsets[i], recv.get() + offsets[i], counts[i], alloyUint8,
+                                           rootOf(i), comm, stream);
+    EXPECT_EQ(r, alloySuccess) << "broadcast " << i << ": " << alloyFailure("alloyBroadcast", r);
+  }
+  const std::vector<uint8_t> got = recv.download(stream);
+  std::vector<uint8_t> expected(got.size(), kPoison);
+  for (int i = 0; i < kOps; ++i)
+    genBytes(streamOf(seed, 1, rootOf(i)), offsets[i], counts[i], expected.data() + offsets[i]);
+  EXPECT_TRUE(bytesEqual(expected.data(), got.data(), got.size(), "96 broadcasts"));
+}
+
 // Under ALLOY_NET=none a communicator that spans hosts is still created, and every collective fails on
 // every rank alike, naming the missing transport, and moves nothing: also on a rank whose peers in a
 // rooted collective all share its host (in 2 hosts x 2 ranks, rank 2 only receives from rank 0), which
